@@ -1,0 +1,67 @@
+# Everything a developer or CI runs. `make run` and `make test` work on a fresh clone.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SAMVENV := .samvenv
+PORT ?= 3000
+# sam build (without Docker) needs a local python matching the functions' runtime.
+SAM_PYTHON ?= 3.12
+export SAM_CLI_TELEMETRY = 0
+export AWS_DEFAULT_REGION ?= us-east-1
+
+.PHONY: install run test lint format typecheck template template-check bench cfn-lint sam-validate sam-build ci clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/agent-memory serve --port $(PORT)
+
+test: install
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check shared tests .ci
+	$(BIN)/ruff format --check shared tests .ci
+
+format: install
+	$(BIN)/ruff format shared tests .ci
+	$(BIN)/ruff check --fix shared tests .ci
+
+typecheck: install
+	$(BIN)/mypy shared tests
+
+template: install
+	$(BIN)/python .ci/templategen.py
+
+template-check: install
+	$(BIN)/python .ci/templategen.py --check
+
+bench: install
+	$(BIN)/python -m tests.bench
+
+cfn-lint: install
+	$(BIN)/cfn-lint template.yaml
+
+# aws-sam-cli pins boto3/pydantic below ours: it lives in its own virtualenv.
+$(SAMVENV)/.installed:
+	$(PY) -m venv $(SAMVENV)
+	$(SAMVENV)/bin/pip install -q --upgrade pip
+	$(SAMVENV)/bin/pip install -q aws-sam-cli
+	touch $@
+
+sam-validate: $(SAMVENV)/.installed
+	$(SAMVENV)/bin/sam validate --lint --region $(AWS_DEFAULT_REGION)
+
+sam-build: $(SAMVENV)/.installed
+	PATH="$$(bash .ci/python-for $(SAM_PYTHON)):$$PATH" $(SAMVENV)/bin/sam build --parallel --cached
+
+ci: lint typecheck template-check test cfn-lint sam-validate sam-build
+
+clean:
+	rm -rf $(VENV) $(SAMVENV) .aws-sam .mypy_cache .ruff_cache .pytest_cache

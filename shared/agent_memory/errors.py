@@ -1,0 +1,70 @@
+"""The one error catalogue: every refusal the service can give, with its HTTP status.
+
+Domain and storage code raise `ApiError(code, message)`; only the HTTP glue turns it into a response,
+and the Python client turns a response back into the matching exception class. Adding a code here is
+the only way to add one anywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# code -> HTTP status. Grouped as the seeds' status tables group them.
+CATALOGUE: dict[str, int] = {
+    "parameter_missing": 400,
+    "parameter_invalid": 400,
+    "not_authenticated": 401,
+    "not_authorized": 403,
+    "memory_read_only": 403,
+    "memory_reserved_prefix": 403,
+    "not_found": 404,
+    "memory_not_found": 404,
+    "stale_object": 409,
+    "conversation_archived": 409,
+    "memory_overridden": 409,
+    "already_exists": 409,
+    "memory_path_invalid": 422,
+    "memory_scope_unavailable": 422,
+    "memory_edit_not_found": 422,
+    "memory_edit_ambiguous": 422,
+    "memory_full": 422,
+    "memory_document_too_large": 422,
+    "memory_content_invalid": 422,
+    "skill_description_required": 422,
+    "memory_description_invalid": 422,
+    "skill_name_invalid": 422,
+    "skill_scope_unavailable": 422,
+    "validation_failed": 422,
+    "rate_limited": 429,
+    "internal_error": 500,
+}
+
+
+class ApiError(Exception):
+    """A refusal with a catalogued code and a sentence a person understands."""
+
+    def __init__(self, code: str, message: str, **details: Any) -> None:
+        if code not in CATALOGUE:
+            raise ValueError(f"uncatalogued error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+    @property
+    def status(self) -> int:
+        return CATALOGUE[self.code]
+
+    def body(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            error["details"] = self.details
+        return {"error": error}
+
+    def __repr__(self) -> str:
+        return f"ApiError({self.code!r}, {self.message!r})"
+
+
+def stale(message: str = "The document changed since you read it: read it again, then retry with the new "
+          "expected_public_id and expected_lock_version.") -> ApiError:
+    return ApiError("stale_object", message)

@@ -1,0 +1,88 @@
+"""Start the whole service on one machine: storage (embedded moto, or AWS_ENDPOINT_URL) plus the gateway."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..store import aws_clients, reset_store
+from ..web.routes import reset_services
+from .gateway import Gateway
+from .moto_backend import EmbeddedMoto, create_resources
+from .template import load_template
+
+
+def project_root() -> Path:
+    """The checkout holding template.yaml: the working directory, or above this package."""
+    for base in (Path.cwd(), *Path(__file__).resolve().parents):
+        if (base / "template.yaml").is_file() and (base / "functions").is_dir():
+            return base
+    raise FileNotFoundError("template.yaml not found: run from the project checkout")
+
+
+@dataclass
+class LocalService:
+    gateway: Gateway
+    moto: EmbeddedMoto | None
+    template: dict[str, Any]
+    operator_key: str
+    _thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return self.gateway.url
+
+    def start(self) -> LocalService:
+        self._thread = threading.Thread(target=self.gateway.serve_forever, name="gateway", daemon=True)
+        self._thread.start()
+        return self
+
+    def create_resources(self) -> None:
+        ddb, s3 = aws_clients()
+        create_resources(ddb, s3, self.template, os.environ["TABLE_NAME"], os.environ["BUCKET_NAME"])
+
+    def reset(self) -> None:
+        """Empty the embedded moto (its memory grows without bound otherwise) and recreate the resources."""
+        if self.moto is None:
+            raise RuntimeError("reset only applies to the embedded moto")
+        import urllib.request
+
+        urllib.request.urlopen(urllib.request.Request(f"{self.moto.url}/moto-api/reset", method="POST")).read()
+        reset_store()
+        reset_services()
+        self.create_resources()
+
+    def stop(self) -> None:
+        self.gateway.shutdown()
+        if self.moto is not None:
+            self.moto.stop()
+
+
+def start_local(port: int = 3000, root: Path | None = None) -> LocalService:
+    """Configure the environment, bring up storage and return the gateway, started."""
+    root = root or project_root()
+    template = load_template(root / "template.yaml")
+    os.environ.setdefault("TABLE_NAME", "agent-memory")
+    os.environ.setdefault("BUCKET_NAME", "agent-memory-content")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_urlsafe(24)
+    os.environ["AGENT_MEMORY_OPERATOR_KEY"] = operator_key
+    moto = None
+    if not os.environ.get("AWS_ENDPOINT_URL"):
+        moto = EmbeddedMoto().start()
+        os.environ["AWS_ENDPOINT_URL"] = moto.url
+        # moto accepts any credentials; real ones must never be sent to it.
+        os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+        os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's placeholder
+        os.environ.pop("AWS_SESSION_TOKEN", None)
+        os.environ.pop("AWS_PROFILE", None)
+    reset_store()
+    reset_services()
+    service = LocalService(Gateway(root, template, port), moto, template, operator_key)
+    service.create_resources()
+    return service.start()

@@ -1,0 +1,295 @@
+"""The memory verbs: list, show, write, edit, grep, delete. Door-agnostic: they act on a resolved Context."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from .errors import ApiError, stale
+from .ids import now_iso, sha256_hex, uuid7
+from .model import (
+    MAX_DESCRIPTION_BYTES,
+    MAX_DOCUMENT_BYTES,
+    ConversationBump,
+    Document,
+    DocumentChange,
+)
+from .paths import MemoryPath, check_skill_path, prefix_matches
+from .resolver import Context, Source
+
+GREP_LINE_CAP = 500
+GREP_PATTERN_MAX = 1000
+# A pattern gets this much matching time in all, across every line it searches; past it the request is
+# refused rather than holding a function (catastrophic backtracking cannot pin a Lambda).
+GREP_BUDGET_SECONDS = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """The writer's view of the row: (None, None) means 'this path must be absent'."""
+
+    public_id: str | None
+    lock_version: int | None
+
+    @property
+    def pair(self) -> tuple[str, int] | None:
+        if self.public_id is None or self.lock_version is None:
+            return None
+        return self.public_id, self.lock_version
+
+
+def doc_json(path: str, doc: Document, content: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": path,
+        "public_id": doc.public_id,
+        "lock_version": doc.lock_version,
+        "bytesize": doc.bytesize,
+        "description": doc.description,
+        "written_at": doc.written_at,
+    }
+    if content is not None:
+        out["content"] = content
+    return out
+
+
+def _refuse_override(ctx: Context, mp: MemoryPath | None) -> None:
+    provider = ctx.override_provider
+    if provider is None:
+        return
+    # A skill is the service's own instruction row, never the provider's: verbs naming one are served.
+    if mp is not None and mp.skill_name is not None:
+        return
+    raise ApiError(
+        "memory_overridden",
+        f"This workspace's memory is provided by {provider!r} (tool_provider_overrides['nexus.memory']); "
+        "use that provider's tools, or clear the override.",
+        provider=provider,
+    )
+
+
+def _writable_source(ctx: Context, mp: MemoryPath) -> Source:
+    src = ctx.source(mp)
+    check_skill_path(src.scope, mp)
+    if src.binding.access != "read_write":
+        raise ApiError("memory_read_only", f"The {mp.root}/ root is bound read-only here: it cannot be changed.")
+    if not src.writable or not ctx.can_write:
+        raise ApiError("not_authorized", f"You have no write standing on the {mp.root}/ root.")
+    conv = ctx.conversation
+    if conv is not None and conv.archived:
+        raise ApiError("conversation_archived", "The conversation is archived: its memory is read-only.")
+    return src
+
+
+def _check_content(content: object) -> bytes:
+    if not isinstance(content, str):
+        raise ApiError("memory_content_invalid", "memory.content must be a string of markdown.")
+    data = content.encode("utf-8")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ApiError(
+            "memory_document_too_large",
+            f"The document is {len(data)} bytes; a document holds at most {MAX_DOCUMENT_BYTES} bytes (64 KiB).",
+        )
+    return data
+
+
+def _check_description(mp: MemoryPath, description: object, *, given: bool) -> str | None:
+    if mp.skill_name is None:
+        if given and description is not None:
+            raise ApiError(
+                "memory_description_invalid",
+                "description belongs to skills/ documents only; leave it out on other paths.",
+            )
+        return None
+    if description is not None and not isinstance(description, str):
+        raise ApiError("memory_description_invalid", "description must be a string.")
+    if description is None or not description.strip():
+        raise ApiError(
+            "skill_description_required",
+            "A skill needs a description: the one line a model reads to decide whether to load it.",
+        )
+    if len(description.encode("utf-8")) > MAX_DESCRIPTION_BYTES:
+        raise ApiError(
+            "memory_description_invalid", f"description is longer than {MAX_DESCRIPTION_BYTES} bytes."
+        )
+    return description
+
+
+class MemoryService:
+    """The six verbs over a resolved context."""
+
+    # ---- reads ----------------------------------------------------------------------------------
+
+    def list(self, ctx: Context) -> list[dict[str, Any]]:
+        _refuse_override(ctx, None)
+        rows = self._documents(ctx, ctx.readable())
+        return [doc_json(path, doc) for path, doc in rows]
+
+    def _documents(self, ctx: Context, sources: list[Source]) -> list[tuple[str, Document]]:
+        listed = ctx.store.list_many([s.anchor for s in sources if s.anchor is not None])
+        rows = [(f"{s.name}/{d.rest}", d) for s in sources if s.anchor is not None for d in listed[s.anchor]]
+        rows.sort(key=lambda r: r[0])
+        return rows
+
+    def show(self, ctx: Context, mp: MemoryPath) -> dict[str, Any]:
+        _refuse_override(ctx, mp)
+        src = ctx.source(mp)
+        doc = ctx.document(src, mp.rest)
+        if doc is None:
+            raise ApiError("memory_not_found", f"There is no document at {mp.logical!r}.")
+        return doc_json(mp.logical, doc, ctx.store.read_content(doc.content_key))
+
+    def grep(
+        self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int
+    ) -> dict[str, Any]:
+        _refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
+        if len(pattern) > GREP_PATTERN_MAX:
+            raise ApiError("parameter_invalid", f"memory.pattern is longer than {GREP_PATTERN_MAX} characters.")
+        try:
+            compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except regex.error as exc:
+            raise ApiError("parameter_invalid", f"memory.pattern is not a valid regular expression: {exc}.") from exc
+        sources = [ctx.source(prefix)] if prefix is not None else ctx.readable()
+        rows = [
+            (path, doc) for path, doc in self._documents(ctx, sources)
+            if prefix is None or prefix_matches(prefix.rest, doc.rest)
+        ]
+        contents = ctx.store.read_contents([doc.content_key for _, doc in rows])
+        matches: list[dict[str, Any]] = []
+        deadline = time.monotonic() + GREP_BUDGET_SECONDS
+        truncated = False
+        for path, doc in rows:
+            for number, line in enumerate(contents[doc.content_key].split("\n"), start=1):
+                remaining = deadline - time.monotonic()
+                try:
+                    if remaining <= 0:
+                        raise TimeoutError
+                    found = compiled.search(line, timeout=remaining)
+                except TimeoutError as exc:
+                    raise ApiError(
+                        "parameter_invalid",
+                        "memory.pattern took too long to match; simplify it (avoid nested repetition).",
+                    ) from exc
+                if found is None:
+                    continue
+                if len(matches) == limit:
+                    truncated = True
+                    break
+                matches.append({"path": path, "line_number": number, "text": line[:GREP_LINE_CAP]})
+            if truncated:
+                break
+        return {"matches": matches, "truncated": truncated}
+
+    # ---- writes ---------------------------------------------------------------------------------
+
+    def _bump(self, ctx: Context, expected_context_revision: int | None) -> ConversationBump | None:
+        if ctx.door != "conversation" or ctx.conversation is None:
+            return None
+        return ConversationBump(ctx.conversation.public_id, expected_context_revision)
+
+    def _new_version(
+        self, ctx: Context, src: Source, mp: MemoryPath, data: bytes, public_id: str, lock_version: int,
+        description: str | None,
+    ) -> Document:
+        assert src.anchor is not None
+        content_key = f"content/{public_id}/{uuid7()}"
+        # The immutable version is stored before the pointer commits; a refused commit leaves at most an
+        # unreferenced object for the sweeper, never a visible change.
+        ctx.store.put_content(content_key, data.decode("utf-8"))
+        return Document(
+            anchor=src.anchor,
+            rest=mp.rest,
+            public_id=public_id,
+            lock_version=lock_version,
+            bytesize=len(data),
+            sha256=sha256_hex(data),
+            description=description,
+            written_at=now_iso(),
+            content_key=content_key,
+            author=f"{ctx.principal.kind}:{ctx.principal.public_id}",
+        )
+
+    def write(
+        self,
+        ctx: Context,
+        mp: MemoryPath,
+        content: object,
+        condition: Condition,
+        *,
+        description: object = None,
+        description_given: bool = False,
+        expected_context_revision: int | None = None,
+    ) -> dict[str, Any]:
+        _refuse_override(ctx, mp)
+        src = _writable_source(ctx, mp)
+        data = _check_content(content)
+        desc = _check_description(mp, description, given=description_given)
+        if condition.pair is None:
+            doc = self._new_version(ctx, src, mp, data, uuid7(), 0, desc)
+        else:
+            pid, lv = condition.pair
+            doc = self._new_version(ctx, src, mp, data, pid, lv + 1, desc)
+        assert src.anchor is not None
+        ctx.store.commit(
+            DocumentChange(src.anchor, mp.rest, condition.pair, doc, self._bump(ctx, expected_context_revision))
+        )
+        return doc_json(mp.logical, doc, data.decode("utf-8"))
+
+    def edit(
+        self,
+        ctx: Context,
+        mp: MemoryPath,
+        old_text: object,
+        new_text: object,
+        condition: Condition,
+        *,
+        expected_context_revision: int | None = None,
+    ) -> dict[str, Any]:
+        _refuse_override(ctx, mp)
+        src = _writable_source(ctx, mp)
+        pair = _require_pair(condition, "edit")
+        if not isinstance(old_text, str) or old_text == "":
+            raise ApiError("parameter_invalid", "memory.old_text must be a nonempty string.")
+        if not isinstance(new_text, str):
+            raise ApiError("memory_content_invalid", "memory.new_text must be a string.")
+        current = ctx.document(src, mp.rest)
+        # A stale view refuses before any matching: the caller's passage may not be in the new text.
+        if current is None or (current.public_id, current.lock_version) != pair:
+            raise stale()
+        text = ctx.store.read_content(current.content_key)
+        first = text.find(old_text)
+        if first < 0:
+            raise ApiError("memory_edit_not_found", f"old_text does not occur in {mp.logical!r}; nothing changed.")
+        if text.find(old_text, first + 1) >= 0:
+            raise ApiError(
+                "memory_edit_ambiguous",
+                f"old_text occurs more than once in {mp.logical!r}; include more surrounding text so it "
+                "matches exactly once.",
+            )
+        data = _check_content(text[:first] + new_text + text[first + len(old_text):])
+        doc = self._new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
+        assert src.anchor is not None
+        ctx.store.commit(DocumentChange(src.anchor, mp.rest, pair, doc, self._bump(ctx, expected_context_revision)))
+        return doc_json(mp.logical, doc, data.decode("utf-8"))
+
+    def delete(
+        self, ctx: Context, mp: MemoryPath, condition: Condition, *, expected_context_revision: int | None = None
+    ) -> None:
+        _refuse_override(ctx, mp)
+        src = _writable_source(ctx, mp)
+        pair = _require_pair(condition, "delete")
+        assert src.anchor is not None
+        ctx.store.commit(DocumentChange(src.anchor, mp.rest, pair, None, self._bump(ctx, expected_context_revision)))
+
+
+def _require_pair(condition: Condition, verb: str) -> tuple[str, int]:
+    pair = condition.pair
+    if pair is None:
+        raise ApiError(
+            "parameter_invalid",
+            f"To {verb} a document send the expected_public_id and expected_lock_version you read; "
+            "null/null only creates an absent path.",
+        )
+    return pair

@@ -1,0 +1,150 @@
+"""The rows the domain reasons about. Plain dataclasses: the store maps them to items, the HTTP glue to JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+PrincipalKind = Literal["human", "agent"]
+Role = Literal["member", "viewer"]
+
+MAX_DOCUMENTS_PER_ANCHOR = 64
+MAX_DOCUMENT_BYTES = 64 * 1024
+MAX_DESCRIPTION_BYTES = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """What a document row hangs under: one scope's owner (or, for speaker/, the agent-speaker pair)."""
+
+    scope: str
+    owner_id: str
+    speaker_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        if self.speaker_id:
+            return f"{self.scope}#{self.owner_id}#{self.speaker_id}"
+        return f"{self.scope}#{self.owner_id}"
+
+    @classmethod
+    def from_key(cls, key: str) -> Anchor:
+        parts = key.split("#")
+        return cls(parts[0], parts[1], parts[2] if len(parts) > 2 else None)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRow:
+    digest: str
+    principal_kind: PrincipalKind
+    principal_id: str
+    account_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    kind: PrincipalKind
+    public_id: str
+    account_id: str
+
+
+@dataclass(slots=True)
+class Account:
+    public_id: str
+    name: str
+    created_at: str
+
+
+@dataclass(slots=True)
+class Human:
+    public_id: str
+    account_id: str
+    name: str
+    created_at: str
+
+
+@dataclass(slots=True)
+class Agent:
+    public_id: str
+    account_id: str
+    steward_id: str
+    name: str
+    kind: Literal["program", "definition"]
+    memory_context_limit: dict[str, Any] | None
+    created_at: str
+    token_digest: str | None = None
+
+
+@dataclass(slots=True)
+class Speaker:
+    public_id: str
+    account_id: str
+    agent_id: str
+    name: str
+    created_at: str
+
+
+@dataclass(slots=True)
+class Workspace:
+    public_id: str
+    account_id: str
+    name: str
+    created_at: str
+    tool_provider_overrides: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Member:
+    workspace_id: str
+    principal_kind: PrincipalKind
+    principal_id: str
+    role: Role
+    created_at: str
+
+
+@dataclass(slots=True)
+class Conversation:
+    public_id: str
+    workspace_id: str
+    account_id: str
+    created_by: str
+    created_at: str
+    context_revision: int = 0
+    archived: bool = False
+    memory_context: dict[str, Any] | None = None
+    answering_agent_id: str | None = None
+    parent_public_id: str | None = None
+
+
+@dataclass(slots=True)
+class Document:
+    anchor: Anchor
+    rest: str
+    public_id: str
+    lock_version: int
+    bytesize: int
+    sha256: str
+    description: str | None
+    written_at: str
+    content_key: str
+    author: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationBump:
+    """Move a conversation's context_revision in the same commit as a document change."""
+
+    conversation_id: str
+    expected_context_revision: int | None = None
+    refuse_archived: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentChange:
+    """One conditional document mutation: create (expected None), replace, or delete (new None)."""
+
+    anchor: Anchor
+    rest: str
+    expected: tuple[str, int] | None
+    new: Document | None
+    bump: ConversationBump | None = None

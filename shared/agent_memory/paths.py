@@ -1,0 +1,112 @@
+"""The memory path grammar: `<root>/<rest>`, where the root is a binding name.
+
+Syntax only lives here; which roots exist for a request is the resolver's business.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import ApiError
+
+SCOPES = ("conversation", "workspace", "user", "agent", "speaker")
+ROOT_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SKILL_NAME_MAX = 64
+MAX_PATH_BYTES = 1024
+# C0/C1 controls and the Unicode line/paragraph separators never belong in a name a model types back.
+_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\]")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPath:
+    root: str
+    rest: str  # "" only for a prefix that names a whole root
+
+    @property
+    def logical(self) -> str:
+        return f"{self.root}/{self.rest}"
+
+    @property
+    def skill_name(self) -> str | None:
+        """The skill name for a `skills/` path, None for any other path."""
+        if self.rest == "skills" or self.rest.startswith("skills/"):
+            return self.rest[len("skills/"):]
+        return None
+
+
+def _invalid(path: object, why: str) -> ApiError:
+    return ApiError("memory_path_invalid", f"The memory path {path!r} is not valid: {why}.")
+
+
+def _check_rest(path: str, rest: str, *, prefix: bool) -> None:
+    if _FORBIDDEN.search(rest):
+        raise _invalid(path, "it contains a control character or a backslash")
+    segments = rest.split("/")
+    if prefix and segments and segments[-1] == "":
+        segments = segments[:-1]
+    for seg in segments:
+        if seg == "":
+            raise _invalid(path, "it has an empty segment ('//' or a trailing '/')")
+        if seg in (".", ".."):
+            raise _invalid(path, "'.' and '..' segments are not allowed")
+        if seg != seg.strip():
+            raise _invalid(path, "a segment starts or ends with white space")
+
+
+def parse_document_path(path: object) -> MemoryPath:
+    """A path naming one document, such as `conversation/plan.md`."""
+    if not isinstance(path, str):
+        raise ApiError("memory_path_invalid", "The memory path must be a string such as 'conversation/plan.md'.")
+    if len(path.encode()) > MAX_PATH_BYTES:
+        raise _invalid(path[:64] + "...", f"it is longer than {MAX_PATH_BYTES} bytes")
+    root, sep, rest = path.partition("/")
+    if not sep or not rest:
+        raise _invalid(
+            path,
+            "it needs a scope first, such as 'conversation/notes.md' or 'workspace/notes.md' "
+            "(a bare name is never defaulted)",
+        )
+    if not ROOT_RE.match(root):
+        raise _invalid(path, f"{root!r} is not a root name")
+    _check_rest(path, rest, prefix=False)
+    return MemoryPath(root, rest)
+
+
+def parse_prefix(path: object) -> MemoryPath:
+    """A grep/list filter: a root (`workspace/` or `workspace`), a folder or a document path."""
+    if not isinstance(path, str):
+        raise ApiError("parameter_invalid", "memory.path must be a string such as 'workspace/'.")
+    if len(path.encode()) > MAX_PATH_BYTES:
+        raise _invalid(path[:64] + "...", f"it is longer than {MAX_PATH_BYTES} bytes")
+    root, _, rest = path.partition("/")
+    if not ROOT_RE.match(root):
+        raise _invalid(path, f"{root!r} is not a root name")
+    if rest:
+        _check_rest(path, rest, prefix=True)
+    return MemoryPath(root, rest.rstrip("/"))
+
+
+def prefix_matches(prefix_rest: str, rest: str) -> bool:
+    """True when a document `rest` lies at or under the folder/document `prefix_rest` of the same root."""
+    return not prefix_rest or rest == prefix_rest or rest.startswith(prefix_rest + "/")
+
+
+def check_skill_path(scope: str, mp: MemoryPath) -> None:
+    """Refuse a skills/ path that can never hold a skill."""
+    name = mp.skill_name
+    if name is None:
+        return
+    if scope == "conversation":
+        raise ApiError(
+            "skill_scope_unavailable",
+            "Skills live in workspace/, agent/, speaker/ or user/, never in a conversation: "
+            "a fork would copy them.",
+        )
+    if not name or len(name) > SKILL_NAME_MAX or not SKILL_NAME_RE.match(name):
+        raise ApiError(
+            "skill_name_invalid",
+            f"{mp.logical!r} does not name a skill: after 'skills/' comes one name of lowercase letters "
+            f"and digits with single hyphens, at most {SKILL_NAME_MAX} characters.",
+        )

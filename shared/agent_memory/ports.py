@@ -1,0 +1,115 @@
+"""What the domain needs from storage. The DynamoDB + S3 store implements it; nothing here knows boto3."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .model import (
+    Account,
+    Agent,
+    Anchor,
+    Conversation,
+    Document,
+    DocumentChange,
+    Human,
+    Member,
+    Speaker,
+    TokenRow,
+    Workspace,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A logical row to fetch in a batch: ("workspace", id), ("member", ws, principal), ("document", anchor, rest)."""
+
+    kind: str
+    a: str
+    b: str = ""
+
+    @staticmethod
+    def token(digest: str) -> Ref:
+        return Ref("token", digest)
+
+    @staticmethod
+    def workspace(ws: str) -> Ref:
+        return Ref("workspace", ws)
+
+    @staticmethod
+    def member(ws: str, principal_id: str) -> Ref:
+        return Ref("member", ws, principal_id)
+
+    @staticmethod
+    def conversation(conv: str) -> Ref:
+        return Ref("conversation", conv)
+
+    @staticmethod
+    def agent(agent_id: str) -> Ref:
+        return Ref("agent", agent_id)
+
+    @staticmethod
+    def speaker(speaker_id: str) -> Ref:
+        return Ref("speaker", speaker_id)
+
+    @staticmethod
+    def human(human_id: str) -> Ref:
+        return Ref("human", human_id)
+
+    @staticmethod
+    def document(anchor: Anchor, rest: str) -> Ref:
+        return Ref("document", anchor.key, rest)
+
+
+class Store(Protocol):
+    # --- batch reads: everything a request needs, in as few round trips as the keys allow ---
+    def get_many(self, refs: list[Ref]) -> dict[Ref, Any]:
+        """Every ref maps to its row object, or None when absent. Strongly consistent."""
+        ...
+
+    # --- directory ---
+    def create_account(self, account: Account, human: Human, token: TokenRow) -> None: ...
+    def create_human(self, human: Human, token: TokenRow) -> None: ...
+    def create_workspace(self, workspace: Workspace, member: Member) -> None: ...
+    def put_member(self, member: Member) -> None: ...
+    def create_conversation(self, conversation: Conversation) -> None: ...
+    def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
+        """Refuses `already_exists` when a definition of that name exists under the steward."""
+        ...
+    def find_definition(self, steward_id: str, name: str) -> str | None:
+        """The agent id of a steward's named definition, if any."""
+        ...
+    def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None: ...
+    def create_speaker(self, speaker: Speaker) -> None: ...
+    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> Workspace: ...
+    def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        memory_context: dict[str, Any] | None = None,
+        set_memory_context: bool = False,
+        archive: bool = False,
+        bump: bool = False,
+        expected_context_revision: int | None = None,
+    ) -> Conversation:
+        """Conditionally update a conversation; `bump` moves context_revision in the same request."""
+        ...
+
+    # --- documents ---
+    def list_documents(self, anchor: Anchor) -> list[Document]:
+        """Every document row of an anchor, ordered by path."""
+        ...
+    def list_many(self, anchors: list[Anchor]) -> dict[Anchor, list[Document]]:
+        """`list_documents` for several anchors, queried in parallel."""
+        ...
+    def read_content(self, key: str) -> str: ...
+    def read_contents(self, keys: list[str]) -> dict[str, str]:
+        """Several contents fetched in parallel; immutable keys are served from the process cache."""
+        ...
+    def put_content(self, key: str, text: str) -> None: ...
+    def commit(self, change: DocumentChange) -> None:
+        """Apply one conditional change in one request, or refuse it and change nothing."""
+        ...
+    def fork_conversation(self, child: Conversation, documents: list[Document]) -> None:
+        """Create the child conversation and copies of the pointer rows in one transaction."""
+        ...

@@ -1,0 +1,371 @@
+"""The one resolver: caller + door + path -> binding -> anchor and access.
+
+Every door (conversation, workspace, profile, agent definition), the memory block and the model's tools
+open a `Context` here, so the rules of who reads and writes what live in exactly one place.
+
+Loading is batched: the first round trip fetches the token, the workspace, the caller's membership,
+the conversation and every document whose anchor is already known from the URL and the caller; a
+second one happens only when the bindings name rows the first could not know (the answering agent,
+alias conversations, explicit speakers, agent/ and speaker/ documents).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bindings import Binding, apply_limit, configured_bindings
+from .errors import ApiError
+from .ids import PresentedToken, digests_equal
+from .model import Agent, Anchor, Conversation, Document, Member, Principal, Speaker, TokenRow, Workspace
+from .paths import SCOPES, MemoryPath
+from .ports import Ref, Store
+
+MEMORY_PROVIDER_KEY = "nexus.memory"
+
+
+@dataclass(slots=True)
+class Source:
+    """A binding resolved for one request: where its rows hang, and whether this caller may write them."""
+
+    binding: Binding
+    anchor: Anchor | None
+    writable: bool
+    unavailable: str | None = None
+    agent_public_id: str | None = None
+    speaker_public_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.binding.name
+
+    @property
+    def scope(self) -> str:
+        return self.binding.scope
+
+    def effective_json(self) -> dict[str, Any]:
+        out = self.binding.as_json()
+        out["anchor_public_id"] = self.anchor_public_id
+        if self.scope == "speaker":
+            out["agent_public_id"] = self.agent_public_id
+            out["speaker_public_id"] = self.speaker_public_id
+        return out
+
+    @property
+    def anchor_public_id(self) -> str | None:
+        if self.anchor is None:
+            return None
+        return self.anchor.speaker_id or self.anchor.owner_id
+
+
+@dataclass(slots=True)
+class Context:
+    """Everything a memory verb needs once the caller is known and allowed in."""
+
+    store: Store
+    principal: Principal
+    door: str
+    sources: dict[str, Source]
+    workspace: Workspace | None = None
+    conversation: Conversation | None = None
+    can_write: bool = False
+    loaded: dict[Ref, Any] = field(default_factory=dict)
+
+    @property
+    def override_provider(self) -> str | None:
+        if self.workspace is None:
+            return None
+        return self.workspace.tool_provider_overrides.get(MEMORY_PROVIDER_KEY)
+
+    def source(self, mp: MemoryPath) -> Source:
+        """The source a path's root names, or the refusal for a root this request cannot use."""
+        src = self.sources.get(mp.root)
+        if src is None:
+            if mp.root in SCOPES:
+                raise ApiError(
+                    "memory_scope_unavailable",
+                    f"The {mp.root}/ root is not available here: it is not among this request's memory bindings.",
+                )
+            raise ApiError(
+                "memory_path_invalid",
+                f"{mp.root!r} is not a memory scope (conversation, workspace, user, agent, speaker) "
+                "nor a root name bound here.",
+            )
+        if src.anchor is None:
+            raise ApiError("memory_scope_unavailable", f"The {mp.root}/ root is unavailable: {src.unavailable}.")
+        return src
+
+    def readable(self) -> list[Source]:
+        """Sources an unqualified read (list, grep, the block) walks: unavailable ones are left out."""
+        return [s for s in self.sources.values() if s.anchor is not None]
+
+    def document(self, src: Source, rest: str) -> Document | None:
+        assert src.anchor is not None
+        ref = Ref.document(src.anchor, rest)
+        if ref not in self.loaded:
+            self.loaded[ref] = self.store.get_many([ref])[ref]
+        doc: Document | None = self.loaded[ref]
+        return doc
+
+
+def _unauthenticated() -> ApiError:
+    return ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
+
+
+def require_token(presented: PresentedToken | None) -> PresentedToken:
+    if presented is None:
+        raise _unauthenticated()
+    return presented
+
+
+def authenticate(presented: PresentedToken, row: TokenRow | None) -> Principal:
+    if (
+        row is None
+        or not digests_equal(row.digest, presented.digest)
+        or row.principal_id != presented.principal_id
+        or row.principal_kind != presented.principal_kind
+    ):
+        raise _unauthenticated()
+    return Principal(row.principal_kind, row.principal_id, row.account_id)
+
+
+def _not_found(what: str) -> ApiError:
+    return ApiError("not_found", f"No {what} with that id is visible to you.")
+
+
+def workspace_role(principal: Principal, ws: Workspace | None, member: Member | None) -> str | None:
+    """The caller's standing in a workspace: 'member' (write), 'viewer' (read) or None."""
+    if ws is None or ws.account_id != principal.account_id or member is None:
+        return None
+    return member.role
+
+
+def conversation_standing(
+    principal: Principal, ws: Workspace | None, member: Member | None, conv: Conversation | None
+) -> str | None:
+    """'write', 'read' or None for a conversation; the answering agent always writes its own."""
+    if conv is None or ws is None or conv.workspace_id != ws.public_id or ws.account_id != principal.account_id:
+        return None
+    if principal.kind == "agent" and conv.answering_agent_id == principal.public_id:
+        return "write"
+    role = workspace_role(principal, ws, member)
+    return {"member": "write", "viewer": "read"}.get(role or "")
+
+
+class Resolver:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # ---- principals -----------------------------------------------------------------------------
+
+    def principal(self, presented: PresentedToken | None) -> Principal:
+        return self._first_round(presented, [])[0]
+
+    def _first_round(self, presented: PresentedToken | None, extra: list[Ref]) -> tuple[Principal, dict[Ref, Any]]:
+        presented = require_token(presented)
+        tref = Ref.token(presented.digest)
+        got = self.store.get_many([tref, *extra])
+        return authenticate(presented, got[tref]), got
+
+    # ---- the conversation door ------------------------------------------------------------------
+
+    def conversation(
+        self,
+        presented: PresentedToken | None,
+        workspace_id: str,
+        conversation_id: str,
+        *,
+        paths: tuple[MemoryPath, ...] = (),
+        speaker_selector: str | None = None,
+        write: bool = False,
+    ) -> Context:
+        presented = require_token(presented)
+        pid = presented.principal_id
+        refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, pid), Ref.conversation(conversation_id)]
+        if presented.principal_kind == "agent":
+            refs.append(Ref.agent(pid))
+        if speaker_selector:
+            refs.append(Ref.speaker(speaker_selector))
+        # Documents whose anchor the URL and the caller already fix ride along in the same batch.
+        for mp in paths:
+            if mp.root == "conversation":
+                refs.append(Ref.document(Anchor("conversation", conversation_id), mp.rest))
+            elif mp.root == "workspace":
+                refs.append(Ref.document(Anchor("workspace", workspace_id), mp.rest))
+            elif mp.root == "user" and presented.principal_kind == "human":
+                refs.append(Ref.document(Anchor("user", pid), mp.rest))
+        principal, got = self._first_round(presented, refs)
+        ws: Workspace | None = got[Ref.workspace(workspace_id)]
+        member: Member | None = got[Ref.member(workspace_id, pid)]
+        conv: Conversation | None = got[Ref.conversation(conversation_id)]
+        if workspace_role(principal, ws, member) is None and not (
+            conv is not None and principal.kind == "agent" and conv.answering_agent_id == principal.public_id
+            and ws is not None and conv.workspace_id == ws.public_id
+        ):
+            raise _not_found("workspace")
+        standing = conversation_standing(principal, ws, member, conv)
+        if standing is None:
+            raise _not_found("conversation")
+        assert ws is not None and conv is not None
+        if write and standing != "write":
+            raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
+        speaker = self._selected_speaker(principal, speaker_selector, got)
+        sources = self._resolve_conversation_bindings(principal, ws, member, conv, speaker, got, standing)
+        ctx = Context(self.store, principal, "conversation", sources, ws, conv, standing == "write", got)
+        self._prefetch(ctx, paths)
+        return ctx
+
+    def _selected_speaker(self, principal: Principal, selector: str | None, got: dict[Ref, Any]) -> Speaker | None:
+        if selector is None:
+            return None
+        speaker: Speaker | None = got.get(Ref.speaker(selector))
+        if (
+            speaker is None
+            or principal.kind != "agent"
+            or speaker.agent_id != principal.public_id
+            or speaker.account_id != principal.account_id
+        ):
+            raise ApiError(
+                "not_authorized",
+                "speaker_public_id must name an existing Speaker that the calling agent controls in its account.",
+            )
+        return speaker
+
+    def effective_bindings(self, conv: Conversation, agent: Agent | None) -> tuple[Binding, ...]:
+        bindings = configured_bindings(conv.memory_context)
+        if agent is not None:
+            bindings = apply_limit(bindings, agent.memory_context_limit)
+        return bindings
+
+    def _resolve_conversation_bindings(
+        self,
+        principal: Principal,
+        ws: Workspace,
+        member: Member | None,
+        conv: Conversation,
+        speaker: Speaker | None,
+        got: dict[Ref, Any],
+        standing: str,
+    ) -> dict[str, Source]:
+        # Second round: the rows the bindings point at that the first round could not name.
+        configured = configured_bindings(conv.memory_context)
+        need: list[Ref] = []
+        if conv.answering_agent_id and Ref.agent(conv.answering_agent_id) not in got:
+            need.append(Ref.agent(conv.answering_agent_id))
+        for b in configured:
+            if b.conversation_public_id:
+                need.append(Ref.conversation(b.conversation_public_id))
+            if b.speaker_public_id:
+                need.append(Ref.speaker(b.speaker_public_id))
+        need = [r for r in need if r not in got]
+        if need:
+            got.update(self.store.get_many(need))
+        agent: Agent | None = got.get(Ref.agent(conv.answering_agent_id)) if conv.answering_agent_id else None
+        bindings = self.effective_bindings(conv, agent)
+        host_write = standing == "write"
+        # agent/ and speaker/ rows are the answering agent's own: only it, or the Human who stewards it,
+        # may reach them through a conversation. A sibling agent or another member never does.
+        owns_agent = agent is not None and (
+            (principal.kind == "agent" and principal.public_id == agent.public_id)
+            or (principal.kind == "human" and principal.public_id == agent.steward_id)
+        )
+        out: dict[str, Source] = {}
+        for b in bindings:
+            rw = b.access == "read_write"
+            if b.scope == "conversation":
+                if b.conversation_public_id is None:
+                    out[b.name] = Source(b, Anchor("conversation", conv.public_id), rw and host_write)
+                    continue
+                alias: Conversation | None = got.get(Ref.conversation(b.conversation_public_id))
+                alias_standing = conversation_standing(principal, ws, member, alias)
+                if alias is None or alias_standing is None:
+                    out[b.name] = Source(b, None, False, "its conversation is missing or not visible to you")
+                else:
+                    out[b.name] = Source(
+                        b, Anchor("conversation", alias.public_id), rw and alias_standing == "write"
+                    )
+            elif b.scope == "workspace":
+                out[b.name] = Source(b, Anchor("workspace", ws.public_id), rw and host_write)
+            elif b.scope == "user":
+                if principal.kind != "human":
+                    out[b.name] = Source(b, None, False, "user/ belongs to a Human caller; an agent has none")
+                else:
+                    out[b.name] = Source(b, Anchor("user", principal.public_id), rw)
+            elif b.scope == "agent":
+                if agent is None:
+                    out[b.name] = Source(b, None, False, "this conversation is answered by a Human, not an agent")
+                elif not owns_agent:
+                    out[b.name] = Source(b, None, False, "agent/ belongs to the answering agent and its steward")
+                else:
+                    out[b.name] = Source(b, Anchor("agent", agent.public_id), rw, agent_public_id=agent.public_id)
+            else:  # speaker
+                subject_id = b.speaker_public_id or (speaker.public_id if speaker else None)
+                subject: Speaker | None = got.get(Ref.speaker(subject_id)) if subject_id else None
+                if agent is None:
+                    out[b.name] = Source(b, None, False, "this conversation is answered by a Human, not an agent")
+                elif subject is None or subject.account_id != agent.account_id:
+                    out[b.name] = Source(
+                        b, None, False, "no speaker is selected (bind speaker_public_id or send one with the request)",
+                        agent_public_id=agent.public_id,
+                    )
+                elif not owns_agent:
+                    out[b.name] = Source(b, None, False, "speaker/ belongs to the answering agent and its steward")
+                else:
+                    out[b.name] = Source(
+                        b, Anchor("speaker", agent.public_id, subject.public_id), rw,
+                        agent_public_id=agent.public_id, speaker_public_id=subject.public_id,
+                    )
+        return out
+
+    def _prefetch(self, ctx: Context, paths: tuple[MemoryPath, ...]) -> None:
+        missing: list[Ref] = []
+        for mp in paths:
+            src = ctx.sources.get(mp.root)
+            if src is not None and src.anchor is not None:
+                ref = Ref.document(src.anchor, mp.rest)
+                if ref not in ctx.loaded:
+                    missing.append(ref)
+        if missing:
+            ctx.loaded.update(self.store.get_many(missing))
+
+    # ---- the workspace door ---------------------------------------------------------------------
+
+    def workspace(
+        self, presented: PresentedToken | None, workspace_id: str, *, paths: tuple[MemoryPath, ...] = (),
+        write: bool = False,
+    ) -> Context:
+        presented = require_token(presented)
+        refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, presented.principal_id)]
+        refs += [Ref.document(Anchor("workspace", workspace_id), mp.rest) for mp in paths if mp.root == "workspace"]
+        principal, got = self._first_round(presented, refs)
+        ws: Workspace | None = got[Ref.workspace(workspace_id)]
+        role = workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
+        if role is None:
+            raise _not_found("workspace")
+        if write and role != "member":
+            raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
+        binding = Binding("workspace", "workspace", "read_write")
+        src = Source(binding, Anchor("workspace", workspace_id), role == "member")
+        return Context(self.store, principal, "workspace", {"workspace": src}, ws, None, role == "member", got)
+
+    # ---- the profile doors ----------------------------------------------------------------------
+
+    def profile(self, presented: PresentedToken | None, *, paths: tuple[MemoryPath, ...] = ()) -> Context:
+        presented = require_token(presented)
+        pid = presented.principal_id
+        if presented.principal_kind == "human":
+            anchor, binding = Anchor("user", pid), Binding("user", "user", "read_write")
+        else:
+            anchor, binding = Anchor("agent", pid), Binding("agent", "agent", "read_write")
+        refs = [Ref.document(anchor, mp.rest) for mp in paths if mp.root == binding.name]
+        principal, got = self._first_round(presented, refs)
+        src = Source(binding, anchor, True, agent_public_id=pid if binding.scope == "agent" else None)
+        return Context(self.store, principal, "profile", {binding.name: src}, None, None, True, got)
+
+    def definition(self, presented: PresentedToken | None, agent: Agent | None, principal: Principal) -> Context:
+        """The steward's door to a named definition's agent/ rows (the agent row is looked up by name first)."""
+        if agent is None or agent.kind != "definition" or agent.steward_id != principal.public_id:
+            raise _not_found("agent definition")
+        binding = Binding("agent", "agent", "read_write")
+        src = Source(binding, Anchor("agent", agent.public_id), True, agent_public_id=agent.public_id)
+        return Context(self.store, principal, "definition", {"agent": src}, None, None, True, {})

@@ -1,0 +1,28 @@
+"""Deployment settings, read from the environment once per container (never at import)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+
+class Settings(BaseModel):
+    table_name: str = Field(min_length=1)
+    bucket_name: str = Field(min_length=1)
+    region: str = "us-east-1"
+    # Locally the operator key comes from the environment; in AWS from an SSM SecureString parameter.
+    operator_key: str | None = None
+    operator_key_parameter: str | None = None
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    return Settings(
+        table_name=os.environ.get("TABLE_NAME", "agent-memory"),
+        bucket_name=os.environ.get("BUCKET_NAME", "agent-memory-content"),
+        region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+        operator_key=os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or None,
+        operator_key_parameter=os.environ.get("OPERATOR_KEY_PARAMETER") or None,
+    )

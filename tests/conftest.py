@@ -1,0 +1,40 @@
+"""Shared fixtures. Every AWS call in the suite goes to an embedded, serialised moto: never to AWS."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+# Set before any boto3 client exists, so nothing can reach a real account by accident.
+os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto placeholder
+os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+os.environ.pop("AWS_PROFILE", None)
+os.environ.pop("AWS_SESSION_TOKEN", None)
+os.environ.pop("AWS_ENDPOINT_URL", None)
+os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
+
+from agent_memory.local.runtime import LocalService, start_local  # noqa: E402
+
+from .support import Api  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def service() -> Iterator[LocalService]:
+    svc = start_local(port=0)
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture
+def fresh(service: LocalService) -> LocalService:
+    """A service with empty storage: moto is reset before each test that asks for it."""
+    service.reset()
+    return service
+
+
+@pytest.fixture
+def api(fresh: LocalService) -> Api:
+    return Api(fresh.url, fresh.operator_key)

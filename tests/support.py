@@ -1,0 +1,131 @@
+"""A tiny HTTP client for the tests, plus builders for the usual world (account, workspace, conversation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+API = "/agent_api/v1"
+
+
+@dataclass
+class Who:
+    """A principal with its token."""
+
+    token: str
+    public_id: str
+    kind: str = "human"
+
+
+class Api:
+    def __init__(self, url: str, operator_key: str) -> None:
+        self.url = url
+        self.operator_key = operator_key
+        self.http = requests.Session()
+
+    def call(self, method: str, path: str, who: Who | str | None = None, json: Any = None,
+             params: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> requests.Response:
+        h = dict(headers or {})
+        token = who.token if isinstance(who, Who) else who
+        if token:
+            h["Authorization"] = f"Bearer {token}"
+        return self.http.request(method, f"{self.url}{API}{path}", json=json, params=params, headers=h, timeout=30)
+
+    def post(self, path: str, who: Who | str | None = None, json: Any = None, **kw: Any) -> requests.Response:
+        return self.call("POST", path, who, json, **kw)
+
+    def get(self, path: str, who: Who | str | None = None, **kw: Any) -> requests.Response:
+        return self.call("GET", path, who, **kw)
+
+    # ---- builders -----------------------------------------------------------------------------------
+
+    def account(self, name: str = "acme", human: str = "ada") -> Who:
+        r = self.post("/accounts", json={"account": {"name": name}, "human": {"name": human}},
+                      headers={"X-Operator-Key": self.operator_key})
+        assert r.status_code == 201, r.text
+        return Who(r.json()["token"], r.json()["human"]["public_id"])
+
+    def human(self, who: Who, name: str = "bob") -> Who:
+        r = self.post("/humans", who, {"human": {"name": name}})
+        assert r.status_code == 201, r.text
+        return Who(r.json()["token"], r.json()["human"]["public_id"])
+
+    def workspace(self, who: Who, name: str = "room") -> str:
+        r = self.post("/workspaces", who, {"workspace": {"name": name}})
+        assert r.status_code == 201, r.text
+        return str(r.json()["workspace"]["public_id"])
+
+    def member(self, who: Who, ws: str, other: Who, role: str = "member") -> None:
+        key = "human_public_id" if other.kind == "human" else "agent_public_id"
+        r = self.post(f"/workspaces/{ws}/members", who, {"member": {key: other.public_id, "role": role}})
+        assert r.status_code == 201, r.text
+
+    def agent(self, who: Who, name: str = "helper", kind: str = "program", limit: Any = None) -> Who:
+        r = self.post("/agents", who, {"agent": {"name": name, "kind": kind, "memory_context_limit": limit}})
+        assert r.status_code == 201, r.text
+        return Who(r.json().get("token", ""), r.json()["agent"]["public_id"], "agent")
+
+    def speaker(self, who: Who, agent: Who, name: str = "visitor") -> str:
+        r = self.post("/speakers", who, {"speaker": {"name": name, "agent_public_id": agent.public_id}})
+        assert r.status_code == 201, r.text
+        return str(r.json()["speaker"]["public_id"])
+
+    def conversation(self, who: Who, ws: str, **fields: Any) -> str:
+        r = self.post(f"/workspaces/{ws}/conversations", who, {"conversation": fields})
+        assert r.status_code == 201, r.text
+        return str(r.json()["conversation"]["public_id"])
+
+    def show_conversation(self, who: Who, ws: str, conv: str) -> dict[str, Any]:
+        r = self.get(f"/workspaces/{ws}/conversations/{conv}", who)
+        assert r.status_code == 200, r.text
+        out: dict[str, Any] = r.json()["conversation"]
+        return out
+
+    # ---- memory verbs on any door (base is the door's memory URL under /agent_api/v1) ----------------
+
+    def write(self, who: Who, base: str, path: str, content: Any, expected: tuple[Any, Any] = (None, None),
+              **extra: Any) -> requests.Response:
+        body = {"path": path, "content": content, "expected_public_id": expected[0],
+                "expected_lock_version": expected[1], **extra}
+        return self.post(base, who, {"memory": body})
+
+    def show(self, who: Who, base: str, path: str, **extra: Any) -> requests.Response:
+        return self.post(f"{base}/show", who, {"memory": {"path": path, **extra}})
+
+    def edit(self, who: Who, base: str, path: str, old: Any, new: Any, expected: tuple[Any, Any],
+             **extra: Any) -> requests.Response:
+        body = {"path": path, "old_text": old, "new_text": new, "expected_public_id": expected[0],
+                "expected_lock_version": expected[1], **extra}
+        return self.post(f"{base}/edit", who, {"memory": body})
+
+    def delete(self, who: Who, base: str, path: str, expected: tuple[Any, Any], **extra: Any) -> requests.Response:
+        body = {"path": path, "expected_public_id": expected[0], "expected_lock_version": expected[1], **extra}
+        return self.post(f"{base}/delete", who, {"memory": body})
+
+    def grep(self, who: Who, base: str, pattern: Any, **extra: Any) -> requests.Response:
+        return self.post(f"{base}/grep", who, {"memory": {"pattern": pattern, **extra}})
+
+    def ls(self, who: Who, base: str, **params: str) -> requests.Response:
+        return self.get(base, who, params=params or None)
+
+
+def conv_base(ws: str, conv: str) -> str:
+    return f"/workspaces/{ws}/conversations/{conv}/memory"
+
+
+def ws_base(ws: str) -> str:
+    return f"/workspaces/{ws}/memory"
+
+
+def code(r: requests.Response) -> tuple[int, str | None]:
+    """(status, error code) of a response: what most refusal tests assert."""
+    if r.status_code >= 400:
+        return r.status_code, r.json()["error"]["code"]
+    return r.status_code, None
+
+
+def pair(r: requests.Response) -> tuple[str, int]:
+    m = r.json()["memory"]
+    return m["public_id"], m["lock_version"]
