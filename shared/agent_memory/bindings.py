@@ -73,7 +73,7 @@ def _parse_binding(raw: object, index: int, *, limit: bool) -> Binding:
             )
     if speaker_id is not None and (limit or scope != "speaker" or not is_uuid(speaker_id)):
         raise _fail(f"{where}.speaker_public_id is allowed only on a speaker binding, as a UUID.")
-    return Binding(name, scope, access, conv_id, speaker_id)  # type: ignore[arg-type]
+    return Binding(name, scope, access, conv_id, speaker_id)
 
 
 def parse_bindings(value: object, *, limit: bool = False) -> tuple[Binding, ...]:

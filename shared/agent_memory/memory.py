@@ -122,7 +122,7 @@ class MemoryService:
 
     # ---- reads ----------------------------------------------------------------------------------
 
-    def list(self, ctx: Context) -> list[dict[str, Any]]:
+    def listing(self, ctx: Context) -> list[dict[str, Any]]:
         _refuse_override(ctx, None)
         rows = self._documents(ctx, ctx.readable())
         return [doc_json(path, doc) for path, doc in rows]

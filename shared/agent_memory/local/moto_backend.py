@@ -39,7 +39,7 @@ class EmbeddedMoto:
     """moto's DynamoDB and S3 on 127.0.0.1, one request at a time."""
 
     def __init__(self, port: int = 0) -> None:
-        from moto.server import DomainDispatcherApplication, create_backend_app
+        from moto.server import DomainDispatcherApplication, create_backend_app  # type: ignore[attr-defined]
 
         import logging
 

@@ -244,7 +244,8 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _reason_codes(exc: ClientError) -> list[dict[str, Any]]:
-    return list(exc.response.get("CancellationReasons") or [])
+    reasons: list[dict[str, Any]] = exc.response.get("CancellationReasons") or []  # type: ignore[assignment]
+    return reasons
 
 
 class DynamoStore:

@@ -210,7 +210,7 @@ def memory_routes(door: str, base: str, opener: Opener) -> list[Route]:
     def list_(req: Request) -> Reply:
         speaker = _speaker({"speaker_public_id": req.query.get("memory[speaker_public_id]")})
         ctx = opener(req, (), speaker, False)
-        return Reply(200, {"memory": services().memory.list(ctx)})
+        return Reply(200, {"memory": services().memory.listing(ctx)})
 
     def show(req: Request) -> Reply:
         m = _memory(req)
