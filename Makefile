@@ -26,15 +26,15 @@ test: install
 	$(BIN)/pytest
 
 lint: install
-	$(BIN)/ruff check shared tests .ci
-	$(BIN)/ruff format --check shared tests .ci
+	$(BIN)/ruff check shared tests .ci examples
+	$(BIN)/ruff format --check shared tests .ci examples
 
 format: install
-	$(BIN)/ruff format shared tests .ci
-	$(BIN)/ruff check --fix shared tests .ci
+	$(BIN)/ruff format shared tests .ci examples
+	$(BIN)/ruff check --fix shared tests .ci examples
 
 typecheck: install
-	$(BIN)/mypy shared tests
+	$(BIN)/mypy shared tests examples
 
 template: install
 	$(BIN)/python .ci/templategen.py

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 
 from agent_memory.local.gateway import build_event  # noqa: E402
 from agent_memory.local.template import TemplateRoute, _compile  # noqa: E402
+from agent_memory.tools import SCHEMA_FORMATS, schema_document  # noqa: E402
 from agent_memory.web.routes import ROUTES, Route  # noqa: E402
 
 RUNTIME = "python3.12"
@@ -70,7 +71,8 @@ Resources:
   # One table for everything. Key shapes (pk / sk):
   #   TOKEN#<sha256> TOKEN | ACCOUNT#<id> ACCOUNT | HUMAN#<id> HUMAN | AGENT#<id> AGENT
   #   STEWARD#<human> DEFNAME#<name> | SPEAKER#<id> SPEAKER | WS#<id> WS | WS#<id> MEMBER#<principal>
-  #   CONV#<id> CONV | ANCHOR#<scope>#<owner>[#<speaker>] #META (doc_count) | ... DOC#<path> (pointer row)
+  #   CONV#<id> CONV | EXEC#<id> EXEC (an execution's frozen bindings)
+  #   ANCHOR#<scope>#<owner>[#<speaker>] #META (doc_count) | ... DOC#<path> (pointer row)
   MemoryTable:
     Type: AWS::DynamoDB::Table
     DeletionPolicy: Retain
@@ -89,6 +91,10 @@ Resources:
           KeyType: RANGE
       PointInTimeRecoverySpecification:
         PointInTimeRecoveryEnabled: true
+      # Only the fork log's entries carry expires_at: the sweeper needs them for minutes, not forever.
+      TimeToLiveSpecification:
+        AttributeName: expires_at
+        Enabled: true
       SSESpecification:
         SSEEnabled: true
 
@@ -147,6 +153,9 @@ Outputs:
     Value: !Ref ContentBucket
 """
 
+OPERATOR_KEY_ARN = (
+    '!Sub "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${OperatorKeyParameterName}"'
+)
 READ_DDB = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITE_DDB = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
 
@@ -175,7 +184,11 @@ def function_block(route: Route) -> str:
             ApiId: !Ref HttpApi
             Method: {route.method}
             Path: "{route.path}"
-      Policies:
+"""
+    if route.access == "public":
+        # Static answers (the tool schemas): the role keeps only SAM's basic logging permissions.
+        return block
+    block += f"""      Policies:
         - Version: "2012-10-17"
           Statement:
             - Effect: Allow
@@ -186,14 +199,91 @@ def function_block(route: Route) -> str:
               Resource: !Sub "${{ContentBucket.Arn}}/content/*"
 """
     if route.access == "operator":
-        block += """            - Effect: Allow
+        block += f"""            - Effect: Allow
               Action: ssm:GetParameter
-              Resource: !Sub "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${OperatorKeyParameterName}"
+              Resource: {OPERATOR_KEY_ARN}
       Environment:
         Variables:
           OPERATOR_KEY_PARAMETER: !Ref OperatorKeyParameterName
 """
     return block
+
+
+SWEEPER = """
+  # Not a route: deletes content versions no row references any more (shared/agent_memory/store/sweeper.py).
+  # It may only scan the table, query the fork log, list the bucket and delete content objects.
+  SweeperFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Description: Hourly sweep of S3 content versions that no pointer references.
+      CodeUri: functions/sweeper/
+      Timeout: 900
+      MemorySize: 1024
+      Environment:
+        Variables:
+          SWEEP_GRACE_SECONDS: "900"
+          SWEEP_SETTLE_SECONDS: "30"
+      Events:
+        Hourly:
+          Type: Schedule
+          Properties:
+            Schedule: rate(1 hour)
+            Description: Delete unreferenced content versions.
+      Policies:
+        - Version: "2012-10-17"
+          Statement:
+            - Effect: Allow
+              Action:
+                - dynamodb:Scan
+                - dynamodb:Query
+              Resource: !GetAtt MemoryTable.Arn
+            - Effect: Allow
+              Action: s3:ListBucket
+              Resource: !GetAtt ContentBucket.Arn
+              Condition:
+                StringLike:
+                  s3:prefix: content/*
+            - Effect: Allow
+              Action: s3:DeleteObject
+              Resource: !Sub "${ContentBucket.Arn}/content/*"
+"""
+
+SWEEPER_APP = (
+    '"""Scheduled (EventBridge, hourly): delete content versions that no row references."""\n\n'
+    "from agent_memory.store.sweeper import handler\n\n"
+    '__all__ = ["handler"]\n'
+)
+
+
+TOOL_INVOKE = f"""
+  # Not a route: the model's tools for an agent runtime in this account, invoked directly with IAM
+  # (lambda:InvokeFunction on this function's ARN). Event {{"execution", "tool", "input"}}.
+  ToolInvokeFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Description: The model's memory tools for an execution, invoked in-account without HTTP.
+      CodeUri: functions/tool_invoke/
+      Policies:
+        - Version: "2012-10-17"
+          Statement:
+            - Effect: Allow
+              Action:{_list(READ_DDB + WRITE_DDB, "                ")}
+              Resource: !GetAtt MemoryTable.Arn
+            - Effect: Allow
+              Action:{_list(["s3:GetObject", "s3:PutObject"], "                ")}
+              Resource: !Sub "${{ContentBucket.Arn}}/content/*"
+"""
+
+TOOL_INVOKE_APP = (
+    '"""Invoked in-account (IAM): {"execution", "tool", "input"} -> the tool result."""\n\n'
+    "from agent_memory.web.tool_lambda import handler\n\n"
+    '__all__ = ["handler"]\n'
+)
+
+TOOL_INVOKE_OUTPUT = """  ToolInvokeFunctionArn:
+    Description: Invoke with {"execution", "tool", "input"} to run a model's memory tool in this account.
+    Value: !GetAtt ToolInvokeFunction.Arn
+"""
 
 
 def app_py(route: Route) -> str:
@@ -206,7 +296,8 @@ def app_py(route: Route) -> str:
 
 def sample_event(route: Route) -> str:
     pattern, params = _compile(route.path)
-    values = {p: ("my-agent" if p == "agent_name" else "01990000-0000-7000-8000-000000000001") for p in params}
+    named = {"agent_name": "my-agent", "tool_name": "memory_read"}
+    values = {p: named.get(p, "01990000-0000-7000-8000-000000000001") for p in params}
     raw_path = route.path
     for k, v in values.items():
         raw_path = raw_path.replace("{" + k + "}", v)
@@ -221,17 +312,33 @@ def sample_event(route: Route) -> str:
 
 def _sample_body(route: Route) -> dict[str, object]:
     if route.name.endswith("_memory_write"):
-        return {"memory": {"path": "conversation/plan.md", "content": "# Plan\n",
-                           "expected_public_id": None, "expected_lock_version": None}}
+        return {
+            "memory": {
+                "path": "conversation/plan.md",
+                "content": "# Plan\n",
+                "expected_public_id": None,
+                "expected_lock_version": None,
+            }
+        }
     if route.name.endswith("_memory_show"):
         return {"memory": {"path": "conversation/plan.md"}}
+    if route.name == "call_tool":
+        return {"input": {"path": "conversation/plan.md"}}
+    if route.name == "create_execution":
+        return {"execution": {"tools": ["memory_ls", "memory_read", "memory_write"]}}
     if route.name.endswith("_memory_grep"):
         return {"memory": {"pattern": "deadline", "ignore_case": True, "limit": 100}}
     return {}
 
 
 def render() -> dict[Path, str]:
-    files = {ROOT / "template.yaml": HEADER + "".join(function_block(r) for r in ROUTES) + FOOTER}
+    functions = "".join(function_block(r) for r in ROUTES) + SWEEPER + TOOL_INVOKE
+    files = {ROOT / "template.yaml": HEADER + functions + FOOTER + TOOL_INVOKE_OUTPUT}
+    files[ROOT / "functions" / "sweeper" / "app.py"] = SWEEPER_APP
+    files[ROOT / "functions" / "tool_invoke" / "app.py"] = TOOL_INVOKE_APP
+    # The model's tool schemas, generated from the same pydantic models the service validates with.
+    for fmt in SCHEMA_FORMATS:
+        files[ROOT / "docs" / f"tools.{fmt}.json"] = schema_document(fmt)
     for r in ROUTES:
         files[ROOT / "functions" / r.name / "app.py"] = app_py(r)
         files[ROOT / "events" / f"{r.name}.json"] = sample_event(r)

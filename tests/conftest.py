@@ -9,16 +9,16 @@ import pytest
 
 # Set before any boto3 client exists, so nothing can reach a real account by accident.
 os.environ["AWS_ACCESS_KEY_ID"] = "testing"
-os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto placeholder
+os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
 os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
 os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
 
-from agent_memory.local.runtime import LocalService, start_local  # noqa: E402
+from agent_memory.local.runtime import LocalService, start_local
 
-from .support import Api  # noqa: E402
+from .support import Api
 
 
 @pytest.fixture(scope="session")

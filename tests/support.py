@@ -25,8 +25,15 @@ class Api:
         self.operator_key = operator_key
         self.http = requests.Session()
 
-    def call(self, method: str, path: str, who: Who | str | None = None, json: Any = None,
-             params: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> requests.Response:
+    def call(
+        self,
+        method: str,
+        path: str,
+        who: Who | str | None = None,
+        json: Any = None,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> requests.Response:
         h = dict(headers or {})
         token = who.token if isinstance(who, Who) else who
         if token:
@@ -42,8 +49,11 @@ class Api:
     # ---- builders -----------------------------------------------------------------------------------
 
     def account(self, name: str = "acme", human: str = "ada") -> Who:
-        r = self.post("/accounts", json={"account": {"name": name}, "human": {"name": human}},
-                      headers={"X-Operator-Key": self.operator_key})
+        r = self.post(
+            "/accounts",
+            json={"account": {"name": name}, "human": {"name": human}},
+            headers={"X-Operator-Key": self.operator_key},
+        )
         assert r.status_code == 201, r.text
         return Who(r.json()["token"], r.json()["human"]["public_id"])
 
@@ -85,19 +95,32 @@ class Api:
 
     # ---- memory verbs on any door (base is the door's memory URL under /agent_api/v1) ----------------
 
-    def write(self, who: Who, base: str, path: str, content: Any, expected: tuple[Any, Any] = (None, None),
-              **extra: Any) -> requests.Response:
-        body = {"path": path, "content": content, "expected_public_id": expected[0],
-                "expected_lock_version": expected[1], **extra}
+    def write(
+        self, who: Who, base: str, path: str, content: Any, expected: tuple[Any, Any] = (None, None), **extra: Any
+    ) -> requests.Response:
+        body = {
+            "path": path,
+            "content": content,
+            "expected_public_id": expected[0],
+            "expected_lock_version": expected[1],
+            **extra,
+        }
         return self.post(base, who, {"memory": body})
 
     def show(self, who: Who, base: str, path: str, **extra: Any) -> requests.Response:
         return self.post(f"{base}/show", who, {"memory": {"path": path, **extra}})
 
-    def edit(self, who: Who, base: str, path: str, old: Any, new: Any, expected: tuple[Any, Any],
-             **extra: Any) -> requests.Response:
-        body = {"path": path, "old_text": old, "new_text": new, "expected_public_id": expected[0],
-                "expected_lock_version": expected[1], **extra}
+    def edit(
+        self, who: Who, base: str, path: str, old: Any, new: Any, expected: tuple[Any, Any], **extra: Any
+    ) -> requests.Response:
+        body = {
+            "path": path,
+            "old_text": old,
+            "new_text": new,
+            "expected_public_id": expected[0],
+            "expected_lock_version": expected[1],
+            **extra,
+        }
         return self.post(f"{base}/edit", who, {"memory": body})
 
     def delete(self, who: Who, base: str, path: str, expected: tuple[Any, Any], **extra: Any) -> requests.Response:

@@ -65,12 +65,10 @@ def _parse_binding(raw: object, index: int, *, limit: bool) -> Binding:
         raise _fail(f"{where}: the root name {name!r} is reserved for the {name} scope.")
     conv_id = raw.get("conversation_public_id")
     speaker_id = raw.get("speaker_public_id")
-    if conv_id is not None:
-        if limit or scope != "conversation" or name == "conversation" or not is_uuid(conv_id):
-            raise _fail(
-                f"{where}.conversation_public_id is allowed only on a differently named conversation binding, "
-                "as a UUID."
-            )
+    if conv_id is not None and (limit or scope != "conversation" or name == "conversation" or not is_uuid(conv_id)):
+        raise _fail(
+            f"{where}.conversation_public_id is allowed only on a differently named conversation binding, as a UUID."
+        )
     if speaker_id is not None and (limit or scope != "speaker" or not is_uuid(speaker_id)):
         raise _fail(f"{where}.speaker_public_id is allowed only on a speaker binding, as a UUID.")
     return Binding(name, scope, access, conv_id, speaker_id)
@@ -80,7 +78,7 @@ def parse_bindings(value: object, *, limit: bool = False) -> tuple[Binding, ...]
     """Validate a memory_context (or, with limit=True, a memory_context_limit) object."""
     label = "memory_context_limit" if limit else "memory_context"
     if not isinstance(value, dict) or set(value) != {"bindings"} or not isinstance(value["bindings"], list):
-        raise _fail(f"{label} must be null or an object {{\"bindings\": [...]}}.")
+        raise _fail(f'{label} must be null or an object {{"bindings": [...]}}.')
     items = value["bindings"]
     if len(items) > MAX_BINDINGS:
         raise _fail(f"{label} allows at most {MAX_BINDINGS} bindings, not {len(items)}.")
@@ -88,9 +86,13 @@ def parse_bindings(value: object, *, limit: bool = False) -> tuple[Binding, ...]
     names = [b.name for b in bindings]
     if len(set(names)) != len(names):
         raise _fail(f"{label}: every binding needs a unique name.")
-    if bindings and not limit and not any(
-        b.name == "conversation" and b.scope == "conversation" and b.conversation_public_id is None
-        for b in bindings
+    if (
+        bindings
+        and not limit
+        and not any(
+            b.name == "conversation" and b.scope == "conversation" and b.conversation_public_id is None
+            for b in bindings
+        )
     ):
         raise _fail("A nonempty memory_context must include the 'conversation' root for this conversation.")
     return bindings

@@ -65,6 +65,8 @@ class ApiError(Exception):
         return f"ApiError({self.code!r}, {self.message!r})"
 
 
-def stale(message: str = "The document changed since you read it: read it again, then retry with the new "
-          "expected_public_id and expected_lock_version.") -> ApiError:
+def stale(
+    message: str = "The document changed since you read it: read it again, then retry with the new "
+    "expected_public_id and expected_lock_version.",
+) -> ApiError:
     return ApiError("stale_object", message)

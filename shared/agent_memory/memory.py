@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,7 @@ def doc_json(path: str, doc: Document, content: str | None = None) -> dict[str, 
     return out
 
 
-def _refuse_override(ctx: Context, mp: MemoryPath | None) -> None:
+def refuse_override(ctx: Context, mp: MemoryPath | None) -> None:
     provider = ctx.override_provider
     if provider is None:
         return
@@ -78,15 +79,50 @@ def _writable_source(ctx: Context, mp: MemoryPath) -> Source:
     if not src.writable or not ctx.can_write:
         raise ApiError("not_authorized", f"You have no write standing on the {mp.root}/ root.")
     conv = ctx.conversation
-    if conv is not None and conv.archived:
+    # An execution accepted before the archive may still finish its writes; the doors may not.
+    if conv is not None and conv.archived and ctx.door != "execution":
         raise ApiError("conversation_archived", "The conversation is archived: its memory is read-only.")
     return src
+
+
+def _check_revision(ctx: Context, expected_context_revision: int | None) -> None:
+    # Refused before the content version is stored, so a stale caller leaves no object behind; the
+    # commit repeats the condition, which is what holds against a concurrent writer.
+    conv = ctx.conversation
+    if ctx.door != "conversation" or conv is None or expected_context_revision is None:
+        return
+    if conv.context_revision != expected_context_revision:
+        raise ApiError(
+            "stale_object",
+            f"The conversation's context_revision is {conv.context_revision}, not the "
+            "expected_context_revision you sent: read the conversation again.",
+        )
+
+
+def plain_search(pattern: str, ignore_case: bool) -> Callable[[str], bool | None] | None:
+    """A substring test equal to searching the pattern, when it has no special characters; else None.
+
+    A literal cannot backtrack, so it needs no timeout, and arming regex's timer costs several times more
+    than the match itself (measured by tests/bench.py). The test answers None for a line only the regex
+    engine can judge: beyond ASCII, case folding has extra pairs (the Kelvin sign folds to k).
+    """
+    if regex.escape(pattern, special_only=True, literal_spaces=True) != pattern:
+        return None
+    if not ignore_case:
+        return lambda line: pattern in line
+    if not pattern.isascii():
+        return None
+    lowered = pattern.lower()
+    return lambda line: (lowered in line.lower()) if line.isascii() else None
 
 
 def _check_content(content: object) -> bytes:
     if not isinstance(content, str):
         raise ApiError("memory_content_invalid", "memory.content must be a string of markdown.")
-    data = content.encode("utf-8")
+    try:
+        data = content.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate escape such as "\ud800" in the JSON
+        raise ApiError("memory_content_invalid", "memory.content is not valid Unicode text.") from exc
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ApiError(
             "memory_document_too_large",
@@ -110,10 +146,12 @@ def _check_description(mp: MemoryPath, description: object, *, given: bool) -> s
             "skill_description_required",
             "A skill needs a description: the one line a model reads to decide whether to load it.",
         )
-    if len(description.encode("utf-8")) > MAX_DESCRIPTION_BYTES:
-        raise ApiError(
-            "memory_description_invalid", f"description is longer than {MAX_DESCRIPTION_BYTES} bytes."
-        )
+    try:
+        size = len(description.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ApiError("memory_description_invalid", "description is not valid Unicode text.") from exc
+    if size > MAX_DESCRIPTION_BYTES:
+        raise ApiError("memory_description_invalid", f"description is longer than {MAX_DESCRIPTION_BYTES} bytes.")
     return description
 
 
@@ -123,7 +161,7 @@ class MemoryService:
     # ---- reads ----------------------------------------------------------------------------------
 
     def listing(self, ctx: Context) -> list[dict[str, Any]]:
-        _refuse_override(ctx, None)
+        refuse_override(ctx, None)
         rows = self._documents(ctx, ctx.readable())
         return [doc_json(path, doc) for path, doc in rows]
 
@@ -134,7 +172,7 @@ class MemoryService:
         return rows
 
     def show(self, ctx: Context, mp: MemoryPath) -> dict[str, Any]:
-        _refuse_override(ctx, mp)
+        refuse_override(ctx, mp)
         src = ctx.source(mp)
         doc = ctx.document(src, mp.rest)
         if doc is None:
@@ -144,7 +182,7 @@ class MemoryService:
     def grep(
         self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int
     ) -> dict[str, Any]:
-        _refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
+        refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
         if len(pattern) > GREP_PATTERN_MAX:
             raise ApiError("parameter_invalid", f"memory.pattern is longer than {GREP_PATTERN_MAX} characters.")
         try:
@@ -153,26 +191,30 @@ class MemoryService:
             raise ApiError("parameter_invalid", f"memory.pattern is not a valid regular expression: {exc}.") from exc
         sources = [ctx.source(prefix)] if prefix is not None else ctx.readable()
         rows = [
-            (path, doc) for path, doc in self._documents(ctx, sources)
+            (path, doc)
+            for path, doc in self._documents(ctx, sources)
             if prefix is None or prefix_matches(prefix.rest, doc.rest)
         ]
         contents = ctx.store.read_contents([doc.content_key for _, doc in rows])
         matches: list[dict[str, Any]] = []
         deadline = time.monotonic() + GREP_BUDGET_SECONDS
         truncated = False
+        plain = plain_search(pattern, ignore_case)
         for path, doc in rows:
             for number, line in enumerate(contents[doc.content_key].split("\n"), start=1):
-                remaining = deadline - time.monotonic()
-                try:
-                    if remaining <= 0:
-                        raise TimeoutError
-                    found = compiled.search(line, timeout=remaining)
-                except TimeoutError as exc:
-                    raise ApiError(
-                        "parameter_invalid",
-                        "memory.pattern took too long to match; simplify it (avoid nested repetition).",
-                    ) from exc
-                if found is None:
+                hit = plain(line) if plain is not None else None
+                if hit is None:
+                    remaining = deadline - time.monotonic()
+                    try:
+                        if remaining <= 0:
+                            raise TimeoutError
+                        hit = compiled.search(line, timeout=remaining) is not None
+                    except TimeoutError as exc:
+                        raise ApiError(
+                            "parameter_invalid",
+                            "memory.pattern took too long to match; simplify it (avoid nested repetition).",
+                        ) from exc
+                if not hit:
                     continue
                 if len(matches) == limit:
                     truncated = True
@@ -185,12 +227,20 @@ class MemoryService:
     # ---- writes ---------------------------------------------------------------------------------
 
     def _bump(self, ctx: Context, expected_context_revision: int | None) -> ConversationBump | None:
-        if ctx.door != "conversation" or ctx.conversation is None:
+        if ctx.door not in ("conversation", "execution") or ctx.conversation is None:
             return None
-        return ConversationBump(ctx.conversation.public_id, expected_context_revision)
+        return ConversationBump(
+            ctx.conversation.public_id, expected_context_revision, refuse_archived=ctx.door != "execution"
+        )
 
     def _new_version(
-        self, ctx: Context, src: Source, mp: MemoryPath, data: bytes, public_id: str, lock_version: int,
+        self,
+        ctx: Context,
+        src: Source,
+        mp: MemoryPath,
+        data: bytes,
+        public_id: str,
+        lock_version: int,
         description: str | None,
     ) -> Document:
         assert src.anchor is not None
@@ -222,8 +272,9 @@ class MemoryService:
         description_given: bool = False,
         expected_context_revision: int | None = None,
     ) -> dict[str, Any]:
-        _refuse_override(ctx, mp)
+        refuse_override(ctx, mp)
         src = _writable_source(ctx, mp)
+        _check_revision(ctx, expected_context_revision)
         data = _check_content(content)
         desc = _check_description(mp, description, given=description_given)
         if condition.pair is None:
@@ -247,8 +298,9 @@ class MemoryService:
         *,
         expected_context_revision: int | None = None,
     ) -> dict[str, Any]:
-        _refuse_override(ctx, mp)
+        refuse_override(ctx, mp)
         src = _writable_source(ctx, mp)
+        _check_revision(ctx, expected_context_revision)
         pair = _require_pair(condition, "edit")
         if not isinstance(old_text, str) or old_text == "":
             raise ApiError("parameter_invalid", "memory.old_text must be a nonempty string.")
@@ -268,7 +320,7 @@ class MemoryService:
                 f"old_text occurs more than once in {mp.logical!r}; include more surrounding text so it "
                 "matches exactly once.",
             )
-        data = _check_content(text[:first] + new_text + text[first + len(old_text):])
+        data = _check_content(text[:first] + new_text + text[first + len(old_text) :])
         doc = self._new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
         assert src.anchor is not None
         ctx.store.commit(DocumentChange(src.anchor, mp.rest, pair, doc, self._bump(ctx, expected_context_revision)))
@@ -277,8 +329,9 @@ class MemoryService:
     def delete(
         self, ctx: Context, mp: MemoryPath, condition: Condition, *, expected_context_revision: int | None = None
     ) -> None:
-        _refuse_override(ctx, mp)
+        refuse_override(ctx, mp)
         src = _writable_source(ctx, mp)
+        _check_revision(ctx, expected_context_revision)
         pair = _require_pair(condition, "delete")
         assert src.anchor is not None
         ctx.store.commit(DocumentChange(src.anchor, mp.rest, pair, None, self._bump(ctx, expected_context_revision)))

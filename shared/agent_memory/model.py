@@ -117,6 +117,24 @@ class Conversation:
 
 
 @dataclass(slots=True)
+class Execution:
+    """One accepted model run: who started it, who answers, and the memory configuration frozen for it."""
+
+    public_id: str
+    workspace_id: str
+    conversation_id: str
+    account_id: str
+    agent_id: str | None
+    principal_kind: PrincipalKind
+    principal_id: str
+    speaker_id: str | None
+    bindings: list[dict[str, Any]]
+    tools: list[str]
+    created_at: str
+    parent_id: str | None = None
+
+
+@dataclass(slots=True)
 class Document:
     anchor: Anchor
     rest: str

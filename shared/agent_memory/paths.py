@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from .errors import ApiError
 
 SCOPES = ("conversation", "workspace", "user", "agent", "speaker")
-ROOT_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# \Z, not $: `$` also matches before a trailing newline, which would let "conversation\n" through.
+ROOT_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z")
+SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 SKILL_NAME_MAX = 64
 MAX_PATH_BYTES = 1024
-# C0/C1 controls and the Unicode line/paragraph separators never belong in a name a model types back.
-_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\]")
+# C0/C1 controls and the Unicode line/paragraph separators never belong in a name a model types back;
+# lone surrogates (JSON lets "\ud800" through) cannot even be stored as UTF-8.
+_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,7 @@ class MemoryPath:
     def skill_name(self) -> str | None:
         """The skill name for a `skills/` path, None for any other path."""
         if self.rest == "skills" or self.rest.startswith("skills/"):
-            return self.rest[len("skills/"):]
+            return self.rest[len("skills/") :]
         return None
 
 
@@ -42,7 +44,7 @@ def _invalid(path: object, why: str) -> ApiError:
 
 def _check_rest(path: str, rest: str, *, prefix: bool) -> None:
     if _FORBIDDEN.search(rest):
-        raise _invalid(path, "it contains a control character or a backslash")
+        raise _invalid(path, "it contains a control character, a backslash or a lone surrogate")
     segments = rest.split("/")
     if prefix and segments and segments[-1] == "":
         segments = segments[:-1]
@@ -59,7 +61,7 @@ def parse_document_path(path: object) -> MemoryPath:
     """A path naming one document, such as `conversation/plan.md`."""
     if not isinstance(path, str):
         raise ApiError("memory_path_invalid", "The memory path must be a string such as 'conversation/plan.md'.")
-    if len(path.encode()) > MAX_PATH_BYTES:
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         raise _invalid(path[:64] + "...", f"it is longer than {MAX_PATH_BYTES} bytes")
     root, sep, rest = path.partition("/")
     if not sep or not rest:
@@ -70,15 +72,21 @@ def parse_document_path(path: object) -> MemoryPath:
         )
     if not ROOT_RE.match(root):
         raise _invalid(path, f"{root!r} is not a root name")
+    mp = MemoryPath(root, rest)
+    if mp.skill_name is not None:
+        # A skills/ path answers to the stricter skill grammar, and with its own code: `skills/`, `skills/a/b`
+        # and `skills/PDF` are skill_name_invalid on every verb, not memory_path_invalid.
+        _check_skill_name(mp)
+        return mp
     _check_rest(path, rest, prefix=False)
-    return MemoryPath(root, rest)
+    return mp
 
 
 def parse_prefix(path: object) -> MemoryPath:
     """A grep/list filter: a root (`workspace/` or `workspace`), a folder or a document path."""
     if not isinstance(path, str):
         raise ApiError("parameter_invalid", "memory.path must be a string such as 'workspace/'.")
-    if len(path.encode()) > MAX_PATH_BYTES:
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         raise _invalid(path[:64] + "...", f"it is longer than {MAX_PATH_BYTES} bytes")
     root, _, rest = path.partition("/")
     if not ROOT_RE.match(root):
@@ -101,12 +109,21 @@ def check_skill_path(scope: str, mp: MemoryPath) -> None:
     if scope == "conversation":
         raise ApiError(
             "skill_scope_unavailable",
-            "Skills live in workspace/, agent/, speaker/ or user/, never in a conversation: "
-            "a fork would copy them.",
+            "Skills live in workspace/, agent/, speaker/ or user/, never in a conversation: a fork would copy them.",
         )
-    if not name or len(name) > SKILL_NAME_MAX or not SKILL_NAME_RE.match(name):
+    _check_skill_name(mp)
+
+
+def valid_skill_name(name: str) -> bool:
+    # fullmatch: `$` would accept a trailing newline, which no runner directory name carries.
+    return 0 < len(name) <= SKILL_NAME_MAX and SKILL_NAME_RE.fullmatch(name) is not None
+
+
+def _check_skill_name(mp: MemoryPath) -> None:
+    name = mp.skill_name
+    if name is not None and not valid_skill_name(name):
         raise ApiError(
             "skill_name_invalid",
-            f"{mp.logical!r} does not name a skill: after 'skills/' comes one name of lowercase letters "
+            f"{mp.logical[:120]!r} does not name a skill: after 'skills/' comes one name of lowercase letters "
             f"and digits with single hyphens, at most {SKILL_NAME_MAX} characters.",
         )

@@ -12,6 +12,7 @@ from .model import (
     Conversation,
     Document,
     DocumentChange,
+    Execution,
     Human,
     Member,
     Speaker,
@@ -57,6 +58,10 @@ class Ref:
         return Ref("human", human_id)
 
     @staticmethod
+    def execution(execution_id: str) -> Ref:
+        return Ref("execution", execution_id)
+
+    @staticmethod
     def document(anchor: Anchor, rest: str) -> Ref:
         return Ref("document", anchor.key, rest)
 
@@ -76,11 +81,17 @@ class Store(Protocol):
     def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
         """Refuses `already_exists` when a definition of that name exists under the steward."""
         ...
+
     def find_definition(self, steward_id: str, name: str) -> str | None:
         """The agent id of a steward's named definition, if any."""
         ...
+
     def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None: ...
     def create_speaker(self, speaker: Speaker) -> None: ...
+    def create_execution(self, execution: Execution) -> None:
+        """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
+        ...
+
     def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> Workspace: ...
     def update_conversation(
         self,
@@ -99,17 +110,21 @@ class Store(Protocol):
     def list_documents(self, anchor: Anchor) -> list[Document]:
         """Every document row of an anchor, ordered by path."""
         ...
+
     def list_many(self, anchors: list[Anchor]) -> dict[Anchor, list[Document]]:
         """`list_documents` for several anchors, queried in parallel."""
         ...
+
     def read_content(self, key: str) -> str: ...
     def read_contents(self, keys: list[str]) -> dict[str, str]:
         """Several contents fetched in parallel; immutable keys are served from the process cache."""
         ...
+
     def put_content(self, key: str, text: str) -> None: ...
     def commit(self, change: DocumentChange) -> None:
         """Apply one conditional change in one request, or refuse it and change nothing."""
         ...
+
     def fork_conversation(self, child: Conversation, documents: list[Document]) -> None:
         """Create the child conversation and copies of the pointer rows in one transaction."""
         ...

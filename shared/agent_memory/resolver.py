@@ -11,13 +11,26 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from .bindings import Binding, apply_limit, configured_bindings
 from .errors import ApiError
 from .ids import PresentedToken, digests_equal
-from .model import Agent, Anchor, Conversation, Document, Member, Principal, Speaker, TokenRow, Workspace
+from .model import (
+    Agent,
+    Anchor,
+    Conversation,
+    Document,
+    Execution,
+    Member,
+    Principal,
+    Speaker,
+    TokenRow,
+    Workspace,
+)
 from .paths import SCOPES, MemoryPath
 from .ports import Ref, Store
 
@@ -46,8 +59,9 @@ class Source:
     def effective_json(self) -> dict[str, Any]:
         out = self.binding.as_json()
         out["anchor_public_id"] = self.anchor_public_id
-        if self.scope == "speaker":
+        if self.scope in ("agent", "speaker"):
             out["agent_public_id"] = self.agent_public_id
+        if self.scope == "speaker":
             out["speaker_public_id"] = self.speaker_public_id
         return out
 
@@ -152,6 +166,90 @@ def conversation_standing(
     return {"member": "write", "viewer": "read"}.get(role or "")
 
 
+def host_standing(principal: Principal, ws: Workspace | None, member: Member | None, conv: Conversation | None) -> str:
+    """The caller's standing on a conversation named in a URL, or not_found when it cannot see it."""
+    if workspace_role(principal, ws, member) is None and not (
+        conv is not None
+        and principal.kind == "agent"
+        and conv.answering_agent_id == principal.public_id
+        and ws is not None
+        and conv.workspace_id == ws.public_id
+    ):
+        raise _not_found("workspace")
+    standing = conversation_standing(principal, ws, member, conv)
+    if standing is None:
+        raise _not_found("conversation")
+    return standing
+
+
+def frozen_binding(entry: dict[str, Any]) -> Binding:
+    """The binding behind one frozen effective entry. A speaker entry always names its subject, so an
+    inherited speaker root keeps the person it was captured for whichever agent answers next."""
+    return Binding(
+        entry["name"],
+        entry["scope"],
+        entry["access"],
+        entry.get("conversation_public_id"),
+        entry.get("speaker_public_id") if entry["scope"] == "speaker" else None,
+    )
+
+
+def frozen_anchor(entry: dict[str, Any]) -> Anchor:
+    if entry["scope"] == "speaker":
+        return Anchor("speaker", entry["agent_public_id"], entry["speaker_public_id"])
+    return Anchor(entry["scope"], entry["anchor_public_id"])
+
+
+def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
+    """What a tool call reads besides the execution: standing, aliases, and the documents it names."""
+    by_root = {e["name"]: e for e in ex.bindings}
+    refs = [
+        Ref.workspace(ex.workspace_id),
+        Ref.member(ex.workspace_id, ex.principal_id),
+        Ref.conversation(ex.conversation_id),
+    ]
+    refs += [Ref.conversation(e["conversation_public_id"]) for e in ex.bindings if e.get("conversation_public_id")]
+    # Every anchor is known from the frozen entries, so the documents ride in the same round.
+    refs += [Ref.document(frozen_anchor(by_root[mp.root]), mp.rest) for mp in paths if mp.root in by_root]
+    return list(dict.fromkeys(refs))
+
+
+class _ExecutionCache:
+    """Process-wide LRU of execution rows, which are immutable once written."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._rows: OrderedDict[str, Execution] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, execution_id: str) -> Execution | None:
+        with self._lock:
+            ex = self._rows.get(execution_id)
+            if ex is not None:
+                self._rows.move_to_end(execution_id)
+            return ex
+
+    def put(self, ex: Execution) -> None:
+        with self._lock:
+            self._rows[ex.public_id] = ex
+            self._rows.move_to_end(ex.public_id)
+            while len(self._rows) > self._size:
+                self._rows.popitem(last=False)
+
+
+_EXECUTIONS = _ExecutionCache()
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionStart:
+    """What a new execution freezes: the sources resolved for it, who answers, its subject and its parent."""
+
+    context: Context
+    agent: Agent | None
+    subject: Speaker | None
+    parent: Execution | None
+
+
 class Resolver:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -198,14 +296,7 @@ class Resolver:
         ws: Workspace | None = got[Ref.workspace(workspace_id)]
         member: Member | None = got[Ref.member(workspace_id, pid)]
         conv: Conversation | None = got[Ref.conversation(conversation_id)]
-        if workspace_role(principal, ws, member) is None and not (
-            conv is not None and principal.kind == "agent" and conv.answering_agent_id == principal.public_id
-            and ws is not None and conv.workspace_id == ws.public_id
-        ):
-            raise _not_found("workspace")
-        standing = conversation_standing(principal, ws, member, conv)
-        if standing is None:
-            raise _not_found("conversation")
+        standing = host_standing(principal, ws, member, conv)
         assert ws is not None and conv is not None
         if write and standing != "write":
             raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
@@ -262,6 +353,21 @@ class Resolver:
             got.update(self.store.get_many(need))
         agent: Agent | None = got.get(Ref.agent(conv.answering_agent_id)) if conv.answering_agent_id else None
         bindings = self.effective_bindings(conv, agent)
+        return self._bind_sources(principal, ws, member, conv, agent, speaker, bindings, got, standing)
+
+    def _bind_sources(
+        self,
+        principal: Principal,
+        ws: Workspace,
+        member: Member | None,
+        conv: Conversation,
+        agent: Agent | None,
+        speaker: Speaker | None,
+        bindings: tuple[Binding, ...],
+        got: dict[Ref, Any],
+        standing: str,
+    ) -> dict[str, Source]:
+        """Resolve bindings against a host conversation and its answerer: the door's and a new execution's."""
         host_write = standing == "write"
         # agent/ and speaker/ rows are the answering agent's own: only it, or the Human who stewards it,
         # may reach them through a conversation. A sibling agent or another member never does.
@@ -281,9 +387,7 @@ class Resolver:
                 if alias is None or alias_standing is None:
                     out[b.name] = Source(b, None, False, "its conversation is missing or not visible to you")
                 else:
-                    out[b.name] = Source(
-                        b, Anchor("conversation", alias.public_id), rw and alias_standing == "write"
-                    )
+                    out[b.name] = Source(b, Anchor("conversation", alias.public_id), rw and alias_standing == "write")
             elif b.scope == "workspace":
                 out[b.name] = Source(b, Anchor("workspace", ws.public_id), rw and host_write)
             elif b.scope == "user":
@@ -305,15 +409,21 @@ class Resolver:
                     out[b.name] = Source(b, None, False, "this conversation is answered by a Human, not an agent")
                 elif subject is None or subject.account_id != agent.account_id:
                     out[b.name] = Source(
-                        b, None, False, "no speaker is selected (bind speaker_public_id or send one with the request)",
+                        b,
+                        None,
+                        False,
+                        "no speaker is selected (bind speaker_public_id or send one with the request)",
                         agent_public_id=agent.public_id,
                     )
                 elif not owns_agent:
                     out[b.name] = Source(b, None, False, "speaker/ belongs to the answering agent and its steward")
                 else:
                     out[b.name] = Source(
-                        b, Anchor("speaker", agent.public_id, subject.public_id), rw,
-                        agent_public_id=agent.public_id, speaker_public_id=subject.public_id,
+                        b,
+                        Anchor("speaker", agent.public_id, subject.public_id),
+                        rw,
+                        agent_public_id=agent.public_id,
+                        speaker_public_id=subject.public_id,
                     )
         return out
 
@@ -331,12 +441,19 @@ class Resolver:
     # ---- the workspace door ---------------------------------------------------------------------
 
     def workspace(
-        self, presented: PresentedToken | None, workspace_id: str, *, paths: tuple[MemoryPath, ...] = (),
+        self,
+        presented: PresentedToken | None,
+        workspace_id: str,
+        *,
+        paths: tuple[MemoryPath, ...] = (),
+        speaker_selector: str | None = None,
         write: bool = False,
     ) -> Context:
         presented = require_token(presented)
         refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, presented.principal_id)]
         refs += [Ref.document(Anchor("workspace", workspace_id), mp.rest) for mp in paths if mp.root == "workspace"]
+        if speaker_selector:
+            refs.append(Ref.speaker(speaker_selector))
         principal, got = self._first_round(presented, refs)
         ws: Workspace | None = got[Ref.workspace(workspace_id)]
         role = workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
@@ -344,13 +461,21 @@ class Resolver:
             raise _not_found("workspace")
         if write and role != "member":
             raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
+        # This door has no speaker/ root, but the selector is still checked: same verbs, same refusals.
+        self._selected_speaker(principal, speaker_selector, got)
         binding = Binding("workspace", "workspace", "read_write")
         src = Source(binding, Anchor("workspace", workspace_id), role == "member")
         return Context(self.store, principal, "workspace", {"workspace": src}, ws, None, role == "member", got)
 
     # ---- the profile doors ----------------------------------------------------------------------
 
-    def profile(self, presented: PresentedToken | None, *, paths: tuple[MemoryPath, ...] = ()) -> Context:
+    def profile(
+        self,
+        presented: PresentedToken | None,
+        *,
+        paths: tuple[MemoryPath, ...] = (),
+        speaker_selector: str | None = None,
+    ) -> Context:
         presented = require_token(presented)
         pid = presented.principal_id
         if presented.principal_kind == "human":
@@ -358,14 +483,186 @@ class Resolver:
         else:
             anchor, binding = Anchor("agent", pid), Binding("agent", "agent", "read_write")
         refs = [Ref.document(anchor, mp.rest) for mp in paths if mp.root == binding.name]
+        if speaker_selector:
+            refs.append(Ref.speaker(speaker_selector))
         principal, got = self._first_round(presented, refs)
+        self._selected_speaker(principal, speaker_selector, got)
         src = Source(binding, anchor, True, agent_public_id=pid if binding.scope == "agent" else None)
         return Context(self.store, principal, "profile", {binding.name: src}, None, None, True, got)
 
-    def definition(self, presented: PresentedToken | None, agent: Agent | None, principal: Principal) -> Context:
+    def definition(
+        self,
+        presented: PresentedToken | None,
+        agent: Agent | None,
+        principal: Principal,
+        speaker_selector: str | None = None,
+    ) -> Context:
         """The steward's door to a named definition's agent/ rows (the agent row is looked up by name first)."""
         if agent is None or agent.kind != "definition" or agent.steward_id != principal.public_id:
             raise _not_found("agent definition")
+        if speaker_selector is not None:
+            # Only a Human reaches this door, and a Human controls no Speaker.
+            self._selected_speaker(principal, speaker_selector, {})
         binding = Binding("agent", "agent", "read_write")
         src = Source(binding, Anchor("agent", agent.public_id), True, agent_public_id=agent.public_id)
         return Context(self.store, principal, "definition", {"agent": src}, None, None, True, {})
+
+    # ---- executions -----------------------------------------------------------------------------
+
+    def new_execution(
+        self,
+        presented: PresentedToken | None,
+        workspace_id: str,
+        conversation_id: str,
+        *,
+        speaker_id: str | None = None,
+        parent_id: str | None = None,
+        delegate_id: str | None = None,
+    ) -> ExecutionStart:
+        """Resolve the configuration a new execution captures, with the same rules as the conversation door.
+
+        An ordinary execution takes the conversation's configured bindings; a spawned one (parent given)
+        takes its parent's frozen bindings instead, re-resolved here so relative roots follow this
+        conversation and this answerer. Either way the answerer's memory_context_limit narrows the list.
+        """
+        presented = require_token(presented)
+        pid = presented.principal_id
+        refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, pid), Ref.conversation(conversation_id)]
+        if speaker_id:
+            refs.append(Ref.speaker(speaker_id))
+        if parent_id:
+            refs.append(Ref.execution(parent_id))
+        if delegate_id:
+            refs.append(Ref.agent(delegate_id))
+        principal, got = self._first_round(presented, refs)
+        ws: Workspace | None = got[Ref.workspace(workspace_id)]
+        member: Member | None = got[Ref.member(workspace_id, pid)]
+        conv: Conversation | None = got[Ref.conversation(conversation_id)]
+        standing = host_standing(principal, ws, member, conv)
+        assert ws is not None and conv is not None
+        if standing != "write":
+            raise ApiError("not_authorized", "Starting an execution needs write standing on the conversation.")
+        if conv.archived:
+            raise ApiError("conversation_archived", "The conversation is archived: it accepts no new executions.")
+        parent: Execution | None = None
+        if parent_id:
+            parent = got[Ref.execution(parent_id)]
+            if parent is None or parent.account_id != principal.account_id or parent.workspace_id != ws.public_id:
+                raise _not_found("parent execution")
+            if speaker_id:
+                raise ApiError(
+                    "parameter_invalid",
+                    "A child execution keeps its parent's subject: leave execution.speaker_public_id out.",
+                )
+        if delegate_id:
+            delegate: Agent | None = got[Ref.agent(delegate_id)]
+            if delegate is None or delegate.account_id != principal.account_id:
+                raise _not_found("agent")
+        agent_id = delegate_id or conv.answering_agent_id
+        configured = (
+            tuple(frozen_binding(e) for e in parent.bindings) if parent else configured_bindings(conv.memory_context)
+        )
+        # Second round: the answerer, the parent's conversation, aliases and subjects.
+        need: list[Ref] = []
+        if agent_id:
+            need.append(Ref.agent(agent_id))
+        if parent is not None:
+            need.append(Ref.conversation(parent.conversation_id))
+            if parent.speaker_id:
+                need.append(Ref.speaker(parent.speaker_id))
+        need += [Ref.conversation(b.conversation_public_id) for b in configured if b.conversation_public_id]
+        need += [Ref.speaker(b.speaker_public_id) for b in configured if b.speaker_public_id]
+        need = [r for r in dict.fromkeys(need) if r not in got]
+        if need:
+            got.update(self.store.get_many(need))
+        if (
+            parent is not None
+            and conversation_standing(principal, ws, member, got[Ref.conversation(parent.conversation_id)]) is None
+        ):
+            raise _not_found("parent execution")
+        subject: Speaker | None = None
+        if parent is not None:
+            subject = got.get(Ref.speaker(parent.speaker_id)) if parent.speaker_id else None
+        elif speaker_id:
+            subject = got[Ref.speaker(speaker_id)]
+            initiator = conv.answering_agent_id
+            if subject is None or subject.account_id != principal.account_id or subject.agent_id != initiator:
+                raise ApiError(
+                    "not_authorized",
+                    "speaker_public_id must name an existing Speaker controlled by the conversation's answering agent.",
+                )
+        agent: Agent | None = got.get(Ref.agent(agent_id)) if agent_id else None
+        bindings = apply_limit(configured, agent.memory_context_limit) if agent is not None else configured
+        sources = self._bind_sources(principal, ws, member, conv, agent, subject, bindings, got, standing)
+        ctx = Context(self.store, principal, "execution", sources, ws, conv, True, got)
+        return ExecutionStart(ctx, agent, subject, parent)
+
+    def execution(
+        self,
+        execution_id: str,
+        presented: PresentedToken | None,
+        *,
+        trusted: bool = False,
+        paths: tuple[MemoryPath, ...] = (),
+    ) -> tuple[Execution, Context]:
+        """Open an accepted execution for a tool call, from its frozen bindings.
+
+        Over HTTP the bearer must be the execution's principal. `trusted` is the in-account Lambda path,
+        where IAM already vouched for the caller and the row names the principal. Either way the
+        principal's standing is read again now: freezing the configuration never freezes authority.
+        """
+        # The row never changes once written, so a warm function keeps it and the call costs one round
+        # trip: the token and the principal's current standing are still read every time.
+        ex = _EXECUTIONS.get(execution_id)
+        eref = Ref.execution(execution_id)
+        refs = [eref] if ex is None else _execution_refs(ex, paths)
+        if not trusted:
+            presented = require_token(presented)
+            refs.append(Ref.token(presented.digest))
+        got = self.store.get_many(refs)
+        if ex is None:
+            ex = got[eref]
+        if not trusted:
+            assert presented is not None
+            caller = authenticate(presented, got[Ref.token(presented.digest)])
+            if ex is not None and (caller.kind, caller.public_id) != (ex.principal_kind, ex.principal_id):
+                ex = None
+        if ex is None:
+            raise _not_found("execution")
+        if eref in got:
+            _EXECUTIONS.put(ex)
+            got.update(self.store.get_many(_execution_refs(ex, paths)))
+        principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id)
+        ws: Workspace | None = got[Ref.workspace(ex.workspace_id)]
+        member: Member | None = got[Ref.member(ex.workspace_id, ex.principal_id)]
+        conv: Conversation | None = got[Ref.conversation(ex.conversation_id)]
+        standing = conversation_standing(principal, ws, member, conv)
+        if standing is None:
+            raise ApiError("not_authorized", "The execution's principal no longer has standing in its conversation.")
+        assert ws is not None and conv is not None
+        host_write = standing == "write"
+        sources: dict[str, Source] = {}
+        for e in ex.bindings:
+            b = frozen_binding(e)
+            rw = b.access == "read_write"
+            anchor = frozen_anchor(e)
+            if b.scope == "conversation" and b.conversation_public_id:
+                alias: Conversation | None = got.get(Ref.conversation(b.conversation_public_id))
+                alias_standing = conversation_standing(principal, ws, member, alias)
+                if alias is None or alias_standing is None:
+                    sources[b.name] = Source(b, None, False, "its conversation is missing or not visible to you")
+                else:
+                    sources[b.name] = Source(b, anchor, rw and alias_standing == "write")
+            elif b.scope in ("conversation", "workspace"):
+                sources[b.name] = Source(b, anchor, rw and host_write)
+            else:
+                # user/, agent/ and speaker/ were checked as the principal's own when the execution began,
+                # and ownership of those rows never changes hands.
+                sources[b.name] = Source(
+                    b,
+                    anchor,
+                    rw,
+                    agent_public_id=e.get("agent_public_id"),
+                    speaker_public_id=e.get("speaker_public_id"),
+                )
+        return ex, Context(self.store, principal, "execution", sources, ws, conv, host_write, got)

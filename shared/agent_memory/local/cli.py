@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -13,15 +14,75 @@ def _serve(args: argparse.Namespace) -> int:
     from .runtime import start_local
 
     service = start_local(port=args.port)
-    print(json.dumps({"url": service.url, "operator_key": service.operator_key}), flush=True)
+    storage = service.moto.url if service.moto is not None else None
+    # storage_url lets `AWS_ENDPOINT_URL=<it> agent-memory sweep` reach this process's embedded storage.
+    print(json.dumps({"url": service.url, "operator_key": service.operator_key, "storage_url": storage}), flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         stop.wait()
-    except KeyboardInterrupt:
-        pass
     service.stop()
     return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """One sweep against the storage the environment names (TABLE_NAME, BUCKET_NAME, AWS_ENDPOINT_URL)."""
+    import os
+    from urllib.parse import urlsplit
+
+    from ..settings import settings
+    from ..store import aws_clients
+    from ..store.sweeper import sweep
+
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint and urlsplit(endpoint).hostname in ("127.0.0.1", "localhost", "::1"):
+        # A local emulator (the one `serve` prints as storage_url) accepts any credentials.
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    s = settings()
+    ddb, s3 = aws_clients()
+    report = sweep(
+        ddb,
+        s3,
+        s.table_name,
+        s.bucket_name,
+        grace_seconds=args.grace_seconds,
+        settle_seconds=args.settle_seconds,
+        dry_run=args.dry_run,
+    )
+    print(json.dumps(report.as_json()), flush=True)
+    return 0
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    # Imported here: the mcp package (and anyio, starlette...) is only worth loading for this command.
+    from .mcp_server import run
+
+    return run(args)
+
+
+def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    import os
+
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("AGENT_MEMORY_URL", "http://127.0.0.1:3000"),
+        help="the service's base URL (default: $AGENT_MEMORY_URL or http://127.0.0.1:3000)",
+    )
+    parser.add_argument("--token", help="the bearer token to act as (default: $AGENT_MEMORY_TOKEN)")
+    parser.add_argument("--workspace", required=True, help="the workspace's public_id")
+    parser.add_argument("--conversation", required=True, help="the conversation's public_id")
+    parser.add_argument("--execution", help="an execution to run the tools in (default: start a new one)")
+    parser.add_argument("--speaker", help="the Speaker a new execution speaks with (its speaker/ subject)")
+    parser.add_argument("--block-budget", type=int, help="the memory block's byte budget (default: the service's)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +91,24 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve every route of template.yaml on 127.0.0.1")
     serve.add_argument("--port", type=int, default=3000)
     serve.set_defaults(func=_serve)
+    sweep = sub.add_parser("sweep", help="delete content versions no row references (prints a JSON summary)")
+    sweep.add_argument(
+        "--grace-seconds",
+        type=_seconds,
+        default=15 * 60,
+        help="keep unreferenced versions younger than this: a write may not have committed yet",
+    )
+    sweep.add_argument(
+        "--settle-seconds",
+        type=_seconds,
+        default=30,
+        help="wait this long after the scan before reading the fork log (longer than a fork runs)",
+    )
+    sweep.add_argument("--dry-run", action="store_true", help="report what would be deleted, delete nothing")
+    sweep.set_defaults(func=_sweep)
+    mcp = sub.add_parser("mcp", help="serve one conversation's memory tools and block to an MCP client (stdio)")
+    _mcp_arguments(mcp)
+    mcp.set_defaults(func=_mcp)
     args = parser.parse_args(argv)
     result: int = args.func(args)
     return result

@@ -22,6 +22,13 @@ from .template import TemplateRoute, routes
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog of 5 makes the kernel reset connections when a few dozen
+    # clients connect at once (as the race tests do); API Gateway never refuses that way.
+    request_queue_size = 512
+    daemon_threads = True
+
+
 class _LambdaContext:
     function_name = "local"
     memory_limit_in_mb = 512
@@ -45,8 +52,15 @@ def load_handler(root: Path, route: TemplateRoute) -> LambdaHandler:
     return handler
 
 
-def build_event(route: TemplateRoute, method: str, raw_path: str, query: str, headers: dict[str, str],
-                body: bytes, params: dict[str, str]) -> dict[str, Any]:
+def build_event(
+    route: TemplateRoute,
+    method: str,
+    raw_path: str,
+    query: str,
+    headers: dict[str, str],
+    body: bytes,
+    params: dict[str, str],
+) -> dict[str, Any]:
     qs: dict[str, str] = {}
     for k, v in parse_qsl(query, keep_blank_values=True):
         qs[k] = f"{qs[k]},{v}" if k in qs else v
@@ -63,8 +77,13 @@ def build_event(route: TemplateRoute, method: str, raw_path: str, query: str, he
             "accountId": "000000000000",
             "apiId": "local",
             "domainName": "127.0.0.1",
-            "http": {"method": method, "path": raw_path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1",
-                     "userAgent": headers.get("user-agent", "")},
+            "http": {
+                "method": method,
+                "path": raw_path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "127.0.0.1",
+                "userAgent": headers.get("user-agent", ""),
+            },
             "requestId": str(uuid.uuid4()),
             "routeKey": f"{route.method} {route.path}",
             "stage": "$default",
@@ -85,7 +104,7 @@ class Gateway:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def _serve(self) -> None:
@@ -93,8 +112,7 @@ class Gateway:
 
             do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", port), Handler)
 
     @property
     def url(self) -> str:
@@ -114,8 +132,13 @@ class Gateway:
         body = req.rfile.read(length) if length else b""
         found = self.match(req.command, parts.path)
         if found is None:
-            status, headers, payload = 404, {"content-type": "application/json"}, json.dumps(
-                {"error": {"code": "not_found", "message": f"No route {req.command} {parts.path}."}}).encode()
+            status, headers, payload = (
+                404,
+                {"content-type": "application/json"},
+                json.dumps(
+                    {"error": {"code": "not_found", "message": f"No route {req.command} {parts.path}."}}
+                ).encode(),
+            )
         else:
             route, params = found
             headers_in: dict[str, str] = {}

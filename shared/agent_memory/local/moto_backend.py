@@ -35,11 +35,57 @@ def serialised(app: WSGIApp) -> WSGIApp:
     return locked
 
 
+def one_backup_per_transaction() -> None:
+    """Make moto back a table up once per TransactWriteItems instead of once per item.
+
+    moto 5 deep-copies the whole table for every item of a transaction (to restore it on cancel), so a
+    fork's 67-item transaction costs 67 table copies: seconds once the table holds a few thousand items,
+    which would drown what the service itself costs. All those copies are taken before any item is
+    applied, so a single copy per table is the very same backup.
+    """
+    import copy
+
+    import moto.dynamodb.models as models
+    from moto.dynamodb.models.table import Table
+
+    if getattr(models, "_one_backup_per_transaction", False):
+        return
+    state = threading.local()
+
+    class _Copy:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(copy, name)
+
+        @staticmethod
+        def deepcopy(obj: Any, memo: dict[int, Any] | None = None) -> Any:
+            backups: dict[int, Any] | None = getattr(state, "backups", None)
+            if backups is None or not isinstance(obj, Table):
+                return copy.deepcopy(obj, memo)
+            if id(obj) not in backups:
+                backups[id(obj)] = copy.deepcopy(obj, memo)
+            return backups[id(obj)]
+
+    original = models.DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        state.backups = {}
+        try:
+            original(self, transact_items)
+        finally:
+            state.backups = None
+
+    models.copy = _Copy()  # type: ignore[attr-defined,assignment]
+    models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+    models._one_backup_per_transaction = True  # type: ignore[attr-defined]
+
+
 class EmbeddedMoto:
     """moto's DynamoDB and S3 on 127.0.0.1, one request at a time."""
 
     def __init__(self, port: int = 0) -> None:
         from moto.server import DomainDispatcherApplication, create_backend_app  # type: ignore[attr-defined]
+
+        one_backup_per_transaction()
 
         import logging
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..store import aws_clients, reset_store
+from ..store import CACHE, aws_clients, reset_store
 from ..web.routes import reset_services
 from .gateway import Gateway
 from .moto_backend import EmbeddedMoto, create_resources
@@ -52,8 +52,9 @@ class LocalService:
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(f"{self.moto.url}/moto-api/reset", method="POST")).read()
-        reset_store()
-        reset_services()
+        # The clients stay: the endpoint has not moved, and building them again costs more than the reset.
+        # Cached content must go, since a fresh store may reuse nothing but could meet the same keys.
+        CACHE.clear()
         self.create_resources()
 
     def stop(self) -> None:
@@ -78,7 +79,7 @@ def start_local(port: int = 3000, root: Path | None = None) -> LocalService:
         os.environ["AWS_ENDPOINT_URL"] = moto.url
         # moto accepts any credentials; real ones must never be sent to it.
         os.environ["AWS_ACCESS_KEY_ID"] = "testing"
-        os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's placeholder
+        os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
         os.environ.pop("AWS_SESSION_TOKEN", None)
         os.environ.pop("AWS_PROFILE", None)
     reset_store()

@@ -42,7 +42,7 @@ class TemplateRoute:
 
 def load_template(path: Path) -> dict[str, Any]:
     with path.open() as fh:
-        doc: dict[str, Any] = yaml.load(fh, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+        doc: dict[str, Any] = yaml.load(fh, Loader=_CfnLoader)
     return doc
 
 
@@ -64,9 +64,17 @@ def routes(template: dict[str, Any]) -> list[TemplateRoute]:
                 continue
             ep = event["Properties"]
             pattern, params = _compile(ep["Path"])
-            out.append(TemplateRoute(name, ep["Method"].upper(), ep["Path"], props["CodeUri"],
-                                     props.get("Handler") or globals_fn.get("Handler", "app.handler"),
-                                     pattern, params))
+            out.append(
+                TemplateRoute(
+                    name,
+                    ep["Method"].upper(),
+                    ep["Path"],
+                    props["CodeUri"],
+                    props.get("Handler") or globals_fn.get("Handler", "app.handler"),
+                    pattern,
+                    params,
+                )
+            )
     # Literal segments win over parameters, as API Gateway picks the most specific route.
     out.sort(key=lambda r: (len(r.params), -len(r.path)))
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from ..ids import PresentedToken, is_uuid, parse_token
 from ..memory import Condition
 
 MAX_BODY_BYTES = 512 * 1024
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @lru_cache(maxsize=1)
@@ -71,8 +73,9 @@ def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
         raise ApiError("parameter_invalid", f"The request body is larger than {MAX_BODY_BYTES} bytes.")
     try:
         body = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ApiError("parameter_invalid", f"The request body is not valid JSON: {exc.msg}.") from exc
+    except ValueError as exc:  # JSONDecodeError, or an integer past Python's 4300-digit parsing limit
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "a number is too long"
+        raise ApiError("parameter_invalid", f"The request body is not valid JSON: {why}.") from exc
     if not isinstance(body, dict):
         raise ApiError("parameter_invalid", "The request body must be a JSON object.")
     return body
@@ -104,12 +107,16 @@ def error_reply(err: ApiError) -> Reply:
     return Reply(err.status, err.body())
 
 
-def dispatch(route_name: str, fn: Handler, event: dict[str, Any]) -> dict[str, Any]:
+def dispatch(route_name: str, fn: Handler, event: dict[str, Any], *, needs_token: bool = True) -> dict[str, Any]:
     """Run one route function on one event; the single place errors become responses."""
     started = time.perf_counter()
     code = None
     try:
-        reply = fn(to_request(event))
+        req = to_request(event)
+        if needs_token and req.token is None:
+            # No or malformed credentials answer 401 before anything else is looked at.
+            raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
+        reply = fn(req)
     except ApiError as err:
         code = err.code
         reply = error_reply(err)
@@ -130,6 +137,7 @@ def dispatch(route_name: str, fn: Handler, event: dict[str, Any]) -> dict[str, A
 
 
 # ---- body helpers: each refusal carries the seed's code ---------------------------------------------
+
 
 def section(body: dict[str, Any], key: str) -> dict[str, Any]:
     """The request's top-level object, e.g. body["memory"]."""
@@ -153,7 +161,8 @@ def string(obj: dict[str, Any], key: str, where: str, *, max_len: int = 200, opt
             return None
         raise ApiError("parameter_missing", f"{where}.{key} is required.")
     value = obj[key]
-    if not isinstance(value, str) or not value.strip() or len(value) > max_len:
+    # A lone surrogate ("\ud800" in the JSON) is not text and cannot be stored as UTF-8.
+    if not isinstance(value, str) or not value.strip() or len(value) > max_len or _SURROGATE.search(value):
         raise ApiError("parameter_invalid", f"{where}.{key} must be a nonempty string of at most {max_len} characters.")
     return value
 
@@ -169,8 +178,9 @@ def uuid_field(obj: dict[str, Any], key: str, where: str, *, optional: bool = Fa
     return str(value)
 
 
-def integer(obj: dict[str, Any], key: str, where: str, *, default: int | None = None,
-            low: int = 0, high: int = 2**53) -> int | None:
+def integer(
+    obj: dict[str, Any], key: str, where: str, *, default: int | None = None, low: int = 0, high: int = 2**53
+) -> int | None:
     if key not in obj or obj[key] is None:
         return default
     value = obj[key]
@@ -199,8 +209,11 @@ def condition(obj: dict[str, Any]) -> Condition:
     pid, lv = obj["expected_public_id"], obj["expected_lock_version"]
     if pid is not None and not is_uuid(pid):
         raise ApiError("parameter_invalid", "memory.expected_public_id must be null or the document's UUID.")
-    if lv is not None and (isinstance(lv, bool) or not isinstance(lv, int) or lv < 0):
-        raise ApiError("parameter_invalid", "memory.expected_lock_version must be null or a whole number >= 0.")
+    # Bounded like every other integer: a version past DynamoDB's 38 digits would fail in the store as a 500.
+    if lv is not None and (isinstance(lv, bool) or not isinstance(lv, int) or not 0 <= lv <= 2**53):
+        raise ApiError(
+            "parameter_invalid", "memory.expected_lock_version must be null or a whole number from 0 to 2**53."
+        )
     if (pid is None) != (lv is None):
         raise ApiError(
             "parameter_invalid",

@@ -12,13 +12,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from ..block import DEFAULT_BUDGET_BYTES, MAX_BUDGET_BYTES, BlockService
 from ..directory import Directory
 from ..errors import ApiError
+from ..executions import ExecutionService, check_tools
 from ..memory import MemoryService
 from ..paths import MemoryPath, parse_document_path, parse_prefix
 from ..resolver import Context, Resolver
 from ..settings import settings
+from ..skills import SkillService
 from ..store import get_store
+from ..tools import ToolRunner, tool_schemas
 from .glue import (
     Handler,
     Reply,
@@ -33,7 +37,8 @@ from .glue import (
 )
 
 API = "/agent_api/v1"
-Access = Literal["read", "write", "operator"]
+# "public" routes serve static data: no token, and no AWS access in their IAM policy.
+Access = Literal["read", "write", "operator", "public"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +85,12 @@ def _operator_key() -> str | None:
 
 # ---- directory routes -----------------------------------------------------------------------------
 
+
 def create_account(req: Request) -> Reply:
-    account, human = section(req.body, "account"), section(req.body, "human")
     presented = req.headers.get("x-operator-key")
     key = _operator_key() if presented else None
+    services().directory.require_operator(key, presented)
+    account, human = section(req.body, "account"), section(req.body, "human")
     name = string(account, "name", "account")
     human_name = string(human, "name", "human")
     assert name is not None and human_name is not None
@@ -129,8 +136,9 @@ def create_conversation(req: Request) -> Reply:
 
 def show_conversation(req: Request) -> Reply:
     p = req.params
-    return Reply(200, services().directory.show_conversation(req.token, p["workspace_public_id"],
-                                                            p["conversation_public_id"]))
+    return Reply(
+        200, services().directory.show_conversation(req.token, p["workspace_public_id"], p["conversation_public_id"])
+    )
 
 
 def archive_conversation(req: Request) -> Reply:
@@ -138,13 +146,24 @@ def archive_conversation(req: Request) -> Reply:
     return Reply(200, services().directory.archive(req.token, p["workspace_public_id"], p["conversation_public_id"]))
 
 
+def fork_conversation(req: Request) -> Reply:
+    p = req.params
+    return Reply(201, services().directory.fork(req.token, p["workspace_public_id"], p["conversation_public_id"]))
+
+
 def replace_memory_context(req: Request) -> Reply:
     if "memory_context" not in req.body:
-        raise ApiError("parameter_missing",
-                       "memory_context is required: the whole new configuration, or null for the default roots.")
+        raise ApiError(
+            "parameter_missing",
+            "memory_context is required: the whole new configuration, or null for the default roots.",
+        )
     p = req.params
-    return Reply(200, services().directory.replace_memory_context(
-        req.token, p["workspace_public_id"], p["conversation_public_id"], req.body["memory_context"]))
+    return Reply(
+        200,
+        services().directory.replace_memory_context(
+            req.token, p["workspace_public_id"], p["conversation_public_id"], req.body["memory_context"]
+        ),
+    )
 
 
 def create_agent(req: Request) -> Reply:
@@ -175,21 +194,27 @@ Opener = Callable[[Request, tuple[MemoryPath, ...], str | None, bool], Context]
 def _open_conversation(req: Request, paths: tuple[MemoryPath, ...], speaker: str | None, write: bool) -> Context:
     p = req.params
     return services().resolver.conversation(
-        req.token, p["workspace_public_id"], p["conversation_public_id"],
-        paths=paths, speaker_selector=speaker, write=write,
+        req.token,
+        p["workspace_public_id"],
+        p["conversation_public_id"],
+        paths=paths,
+        speaker_selector=speaker,
+        write=write,
     )
 
 
 def _open_workspace(req: Request, paths: tuple[MemoryPath, ...], speaker: str | None, write: bool) -> Context:
-    return services().resolver.workspace(req.token, req.params["workspace_public_id"], paths=paths, write=write)
+    return services().resolver.workspace(
+        req.token, req.params["workspace_public_id"], paths=paths, speaker_selector=speaker, write=write
+    )
 
 
 def _open_profile(req: Request, paths: tuple[MemoryPath, ...], speaker: str | None, write: bool) -> Context:
-    return services().resolver.profile(req.token, paths=paths)
+    return services().resolver.profile(req.token, paths=paths, speaker_selector=speaker)
 
 
 def _open_definition(req: Request, paths: tuple[MemoryPath, ...], speaker: str | None, write: bool) -> Context:
-    return services().directory.definition_context(req.token, req.params["agent_name"])
+    return services().directory.definition_context(req.token, req.params["agent_name"], speaker)
 
 
 def _memory(req: Request) -> dict[str, Any]:
@@ -225,7 +250,12 @@ def memory_routes(door: str, base: str, opener: Opener) -> list[Route]:
         content = required(m, "content", "memory")
         ctx = opener(req, (), _speaker(m), True)
         doc = services().memory.write(
-            ctx, mp, content, cond, description=m.get("description"), description_given="description" in m,
+            ctx,
+            mp,
+            content,
+            cond,
+            description=m.get("description"),
+            description_given="description" in m,
             expected_context_revision=_expected_revision(m),
         )
         return Reply(201, {"memory": doc})
@@ -269,6 +299,75 @@ def memory_routes(door: str, base: str, opener: Opener) -> list[Route]:
     ]
 
 
+# ---- skills and the memory block (conversation door, reads: a viewer may call them) ----------------
+
+_SKILLS = SkillService()
+_BLOCK = BlockService()
+
+
+def list_skills(req: Request) -> Reply:
+    speaker = uuid_field(
+        {"speaker_public_id": req.query.get("skill[speaker_public_id]")}, "speaker_public_id", "skill", optional=True
+    )
+    ctx = _open_conversation(req, (), speaker, False)
+    return Reply(200, {"skills": _SKILLS.catalog(ctx)})
+
+
+def load_skill(req: Request) -> Reply:
+    s = section(req.body, "skill")
+    name = required(s, "name", "skill")
+    ctx = _open_conversation(req, (), uuid_field(s, "speaker_public_id", "skill", optional=True), False)
+    return Reply(200, {"skill": _SKILLS.load(ctx, name)})
+
+
+def memory_block(req: Request) -> Reply:
+    # Every field has a default, so an empty body asks for the default block.
+    b = section(req.body, "memory_block") if req.body else {}
+    budget = integer(b, "budget_bytes", "memory_block", default=DEFAULT_BUDGET_BYTES, low=1, high=MAX_BUDGET_BYTES)
+    expected = integer(b, "expected_context_revision", "memory_block")
+    assert budget is not None
+    ctx = _open_conversation(req, (), uuid_field(b, "speaker_public_id", "memory_block", optional=True), False)
+    return Reply(200, {"memory_block": _BLOCK.assemble(ctx, budget, expected)})
+
+
+# ---- executions and the model's tools -------------------------------------------------------------
+
+
+def _executions() -> ExecutionService:
+    s = services()
+    return ExecutionService(s.resolver.store, s.resolver)
+
+
+def tool_runner() -> ToolRunner:
+    s = services()
+    return ToolRunner(s.resolver, s.memory)
+
+
+def create_execution(req: Request) -> Reply:
+    e = section(req.body, "execution") if "execution" in req.body else {}
+    p = req.params
+    out = _executions().create(
+        req.token,
+        p["workspace_public_id"],
+        p["conversation_public_id"],
+        speaker_id=uuid_field(e, "speaker_public_id", "execution", optional=True),
+        parent_id=uuid_field(e, "parent_execution_public_id", "execution", optional=True),
+        delegate_id=uuid_field(e, "delegate_to_agent_public_id", "execution", optional=True),
+        tools=check_tools(e.get("tools")),
+    )
+    return Reply(201, out)
+
+
+def call_tool(req: Request) -> Reply:
+    raw = section(req.body, "input")
+    p = req.params
+    return Reply(200, tool_runner().call(p["execution_public_id"], p["tool_name"], raw, req.token))
+
+
+def show_tool_schemas(req: Request) -> Reply:
+    return Reply(200, {"tools": tool_schemas(req.query.get("format") or "anthropic")})
+
+
 WS = f"{API}/workspaces/{{workspace_public_id}}"
 CONV = f"{WS}/conversations/{{conversation_public_id}}"
 
@@ -281,15 +380,27 @@ ROUTES: list[Route] = [
     Route("create_conversation", "POST", f"{WS}/conversations", create_conversation, "write"),
     Route("show_conversation", "GET", CONV, show_conversation, "read"),
     Route("archive_conversation", "POST", f"{CONV}/archive", archive_conversation, "write"),
+    Route("fork_conversation", "POST", f"{CONV}/fork", fork_conversation, "write"),
     Route("replace_memory_context", "POST", f"{CONV}/memory_context", replace_memory_context, "write"),
     Route("create_agent", "POST", f"{API}/agents", create_agent, "write"),
-    Route("rotate_agent_credentials", "POST", f"{API}/agents/{{agent_public_id}}/credentials/rotate",
-          rotate_agent_credentials, "write"),
+    Route(
+        "rotate_agent_credentials",
+        "POST",
+        f"{API}/agents/{{agent_public_id}}/credentials/rotate",
+        rotate_agent_credentials,
+        "write",
+    ),
     Route("create_speaker", "POST", f"{API}/speakers", create_speaker, "write"),
     *memory_routes("conversation", f"{CONV}/memory", _open_conversation),
+    Route("conversation_skills_list", "GET", f"{CONV}/skills", list_skills, "read"),
+    Route("conversation_skill_load", "POST", f"{CONV}/skills/load", load_skill, "read"),
+    Route("conversation_memory_block", "POST", f"{CONV}/memory_block", memory_block, "read"),
     *memory_routes("workspace", f"{WS}/memory", _open_workspace),
     *memory_routes("profile", f"{API}/profile/memory", _open_profile),
     *memory_routes("definition", f"{API}/profile/agents/{{agent_name}}/memory", _open_definition),
+    Route("create_execution", "POST", f"{CONV}/executions", create_execution, "write"),
+    Route("call_tool", "POST", f"{API}/executions/{{execution_public_id}}/tools/{{tool_name}}", call_tool, "write"),
+    Route("tool_schemas", "GET", f"{API}/tools/schemas", show_tool_schemas, "public"),
 ]
 
 BY_NAME: dict[str, Route] = {r.name: r for r in ROUTES}

@@ -1,0 +1,176 @@
+"""The memory block: the leading text a conversation's next reply is assembled from.
+
+Documents are spent newest-first against a byte budget and the walk stops at the first one that does
+not fit, so what renders is always a prefix of the newest documents; every document past that point is
+still named (path, size, age) so the model knows it exists. skills/ rows never render here: the skills
+catalog is their channel.
+
+Rendering (the budget counts each included document's whole section, opening tag to closing tag):
+
+    <memory_block>
+    <document path="conversation/plan.md" written_at="2026-09-08T00:00:00.000Z">
+    ...content...
+    </document>
+    <omitted reason="byte_budget">
+    <document path="workspace/big.md" bytesize="70000" written_at="..."/>
+    </omitted>
+    </memory_block>
+
+The wrapper lines and the omitted index are not charged to the budget: naming what did not fit must
+never itself be cut by the budget. A conversation with no renderable document renders "".
+
+`plan` and `render` are pure (the property tests drive them directly); `BlockService` feeds them
+from the store: one Query per bound anchor in parallel, then only the included contents, in parallel
+and cached by their immutable keys, so an omitted document's body is never fetched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from .errors import ApiError
+from .model import Anchor
+from .resolver import Context
+
+DEFAULT_BUDGET_BYTES = 16 * 1024
+MAX_BUDGET_BYTES = 1024 * 1024
+_CLOSE = "\n</document>\n"
+_CLOSE_BYTES = len(_CLOSE.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One renderable document as the block sees it."""
+
+    path: str
+    bytesize: int
+    written_at: str
+    public_id: str = ""
+    lock_version: int = 0
+    content_key: str = ""
+
+    def included_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "public_id": self.public_id,
+            "lock_version": self.lock_version,
+            "bytesize": self.bytesize,
+            "written_at": self.written_at,
+        }
+
+    def omitted_json(self) -> dict[str, Any]:
+        return {"path": self.path, "bytesize": self.bytesize, "written_at": self.written_at}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    included: tuple[Entry, ...]
+    omitted: tuple[Entry, ...]
+    used_bytes: int
+
+
+def newest_first(entries: Iterable[Entry]) -> list[Entry]:
+    """Newest written_at first; equal times by path, so the order never depends on storage order."""
+    by_path = sorted(entries, key=lambda e: e.path)
+    # A reverse sort is stable, so equal written_at values keep the path order from the first pass.
+    return sorted(by_path, key=lambda e: e.written_at, reverse=True)
+
+
+def _open_tag(entry: Entry) -> str:
+    return f'<document path="{escape(entry.path)}" written_at="{escape(entry.written_at)}">\n'
+
+
+def section_cost(entry: Entry) -> int:
+    """Bytes one included document adds to the block: its opening tag, its content and its closing tag."""
+    return len(_open_tag(entry).encode()) + entry.bytesize + _CLOSE_BYTES
+
+
+def plan(entries: Iterable[Entry], budget_bytes: int) -> Plan:
+    ordered = newest_first(entries)
+    used = 0
+    for index, entry in enumerate(ordered):
+        cost = section_cost(entry)
+        if used + cost > budget_bytes:
+            # The first miss ends the walk: a smaller, older document after it would break the prefix.
+            return Plan(tuple(ordered[:index]), tuple(ordered[index:]), used)
+        used += cost
+    return Plan(tuple(ordered), (), used)
+
+
+def render(p: Plan, contents: Mapping[str, str]) -> str:
+    """The block's text; `contents` maps each included entry's content_key to its text."""
+    if not p.included and not p.omitted:
+        return ""
+    parts = ["<memory_block>\n"]
+    for entry in p.included:
+        parts += [_open_tag(entry), contents[entry.content_key], _CLOSE]
+    if p.omitted:
+        parts.append('<omitted reason="byte_budget">\n')
+        for entry in p.omitted:
+            parts.append(
+                f'<document path="{escape(entry.path)}" bytesize="{entry.bytesize}" '
+                f'written_at="{escape(entry.written_at)}"/>\n'
+            )
+        parts.append("</omitted>\n")
+    parts.append("</memory_block>\n")
+    return "".join(parts)
+
+
+def entries_of(ctx: Context) -> list[Entry]:
+    """Every renderable document of the conversation's available sources.
+
+    Two bindings can name one anchor (an alias of the current conversation): its rows render once,
+    under the first binding, rather than spending the budget twice on the same text.
+    """
+    seen: dict[Anchor, str] = {}
+    for src in ctx.readable():
+        assert src.anchor is not None
+        seen.setdefault(src.anchor, src.name)
+    listed = ctx.store.list_many(list(seen))
+    out: list[Entry] = []
+    for anchor, root in seen.items():
+        for doc in listed[anchor]:
+            if doc.rest.startswith("skills/"):
+                continue
+            out.append(
+                Entry(
+                    f"{root}/{doc.rest}", doc.bytesize, doc.written_at, doc.public_id, doc.lock_version, doc.content_key
+                )
+            )
+    return out
+
+
+class BlockService:
+    def assemble(self, ctx: Context, budget_bytes: int, expected_context_revision: int | None) -> dict[str, Any]:
+        conv = ctx.conversation
+        assert conv is not None
+        if expected_context_revision is not None and expected_context_revision != conv.context_revision:
+            raise ApiError(
+                "stale_object",
+                f"The conversation's context_revision is {conv.context_revision}, not the "
+                "expected_context_revision you sent: its memory changed since you looked.",
+            )
+        out: dict[str, Any] = {
+            "context_revision": conv.context_revision,
+            "budget_bytes": budget_bytes,
+            "used_bytes": 0,
+            "text": "",
+            "included": [],
+            "omitted": [],
+            "overridden_by": ctx.override_provider,
+        }
+        if ctx.override_provider is not None:
+            # The provider's memory reaches the model through its own tools; the kernel's rows wait.
+            return out
+        p = plan(entries_of(ctx), budget_bytes)
+        contents = ctx.store.read_contents([e.content_key for e in p.included])
+        out.update(
+            used_bytes=p.used_bytes,
+            text=render(p, contents),
+            included=[e.included_json() for e in p.included],
+            omitted=[e.omitted_json() for e in p.omitted],
+        )
+        return out

@@ -1,0 +1,675 @@
+"""A Python client for the agent memory API: a method per route, an exception class per error code.
+
+Standard library only (urllib), so an agent runtime can use it without the service's own dependencies,
+and importing it costs next to nothing. Every call has a timeout. Retries are limited to requests that
+cannot change anything: GETs and the read-only POSTs (show, grep, the memory block, skill loads, the
+read-only model tools), on connection failures, 5xx and 429, with jittered exponential backoff. A write,
+edit, delete or any other mutation is sent once: a refused conditional write must reach the caller, who
+re-reads and recomputes (retrying an old calculation with a fresh pair would overwrite someone's work),
+and a write whose answer was lost may have been applied.
+
+    from agent_memory import MemoryClient
+    from agent_memory.client import StaleObject
+
+    client = MemoryClient("http://127.0.0.1:3000", token)
+    door = client.conversation_memory(ws, conv)
+    doc = door.write("conversation/plan.md", "# Plan", NEW)
+    try:
+        door.edit("conversation/plan.md", "Plan", "Plan v2", doc)
+    except StaleObject:
+        ...  # read again, redo the change on what you read, send it with the new pair
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable, Mapping
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
+
+from .errors import CATALOGUE
+
+API: Final = "/agent_api/v1"
+_WS: Final = f"{API}/workspaces/{{workspace_public_id}}"
+_CONV: Final = f"{_WS}/conversations/{{conversation_public_id}}"
+
+#: The memory doors and the path each one serves its six verbs under.
+DOORS: Final[dict[str, str]] = {
+    "conversation": f"{_CONV}/memory",
+    "workspace": f"{_WS}/memory",
+    "profile": f"{API}/profile/memory",
+    "definition": f"{API}/profile/agents/{{agent_name}}/memory",
+}
+
+_VERBS: Final = (
+    ("list", "GET", ""),
+    ("write", "POST", ""),
+    ("show", "POST", "/show"),
+    ("grep", "POST", "/grep"),
+    ("edit", "POST", "/edit"),
+    ("delete", "POST", "/delete"),
+)
+
+#: name -> (method, path template). Mirrors the server's route table; a test keeps the two equal.
+ROUTES: Final[dict[str, tuple[str, str]]] = {
+    "create_account": ("POST", f"{API}/accounts"),
+    "create_human": ("POST", f"{API}/humans"),
+    "create_workspace": ("POST", f"{API}/workspaces"),
+    "update_workspace": ("PATCH", _WS),
+    "add_member": ("POST", f"{_WS}/members"),
+    "create_conversation": ("POST", f"{_WS}/conversations"),
+    "show_conversation": ("GET", _CONV),
+    "archive_conversation": ("POST", f"{_CONV}/archive"),
+    "replace_memory_context": ("POST", f"{_CONV}/memory_context"),
+    "fork_conversation": ("POST", f"{_CONV}/fork"),
+    "conversation_memory_block": ("POST", f"{_CONV}/memory_block"),
+    "conversation_skills_list": ("GET", f"{_CONV}/skills"),
+    "conversation_skill_load": ("POST", f"{_CONV}/skills/load"),
+    "create_execution": ("POST", f"{_CONV}/executions"),
+    "call_tool": ("POST", f"{API}/executions/{{execution_public_id}}/tools/{{tool_name}}"),
+    "tool_schemas": ("GET", f"{API}/tools/schemas"),
+    "create_agent": ("POST", f"{API}/agents"),
+    "rotate_agent_credentials": ("POST", f"{API}/agents/{{agent_public_id}}/credentials/rotate"),
+    "create_speaker": ("POST", f"{API}/speakers"),
+    **{
+        f"{door}_memory_{verb}": (method, f"{base}{suffix}")
+        for door, base in DOORS.items()
+        for verb, method, suffix in _VERBS
+    },
+}
+
+#: POST routes that only read: safe to send twice. Every GET is safe too.
+READ_ONLY_POSTS: Final = frozenset(
+    {"conversation_memory_block", "conversation_skill_load"}
+    | {f"{door}_memory_{verb}" for door in DOORS for verb in ("show", "grep")}
+)
+
+#: The model's tools that only read; calling them again changes nothing.
+READ_ONLY_TOOLS: Final = frozenset({"memory_ls", "memory_read", "skill"})
+
+#: The expectation that creates a document only if its path is absent.
+NEW: Final[tuple[None, None]] = (None, None)
+
+#: A conditional write's expectation: NEW, a (public_id, lock_version) pair, or a document as returned
+#: by show/write/edit or a listing (its public_id and lock_version are used).
+Expected = tuple[str | None, int | None] | Mapping[str, Any]
+
+
+class _Unset(Enum):
+    UNSET = "UNSET"
+
+
+UNSET: Final = _Unset.UNSET
+
+
+# ---- exceptions -----------------------------------------------------------------------------------
+
+
+class MemoryClientError(Exception):
+    """Anything this client raises."""
+
+
+class MemoryConnectionError(MemoryClientError):
+    """No answer: the service was unreachable, the connection broke, or the call timed out.
+
+    `may_have_applied` is true for a mutation whose request may have reached the service: read the state
+    before deciding to send it again.
+    """
+
+    def __init__(self, message: str, *, may_have_applied: bool) -> None:
+        super().__init__(message)
+        self.may_have_applied = may_have_applied
+
+
+class MemoryApiError(MemoryClientError):
+    """The service answered with a refusal. Each catalogued code has its own subclass."""
+
+    code: str = "unexpected_response"
+    status: int = 0
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        details: Mapping[str, Any] | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or type(self).code
+        self.status = status or type(self).status
+        self.details: dict[str, Any] = dict(details or {})
+        #: seconds the service asked us to wait (Retry-After), when it said so
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.status}): {self.message}"
+
+
+def exception_name(code: str) -> str:
+    """stale_object -> StaleObject."""
+    return "".join(part.capitalize() for part in code.split("_"))
+
+
+#: code -> exception class, one per catalogued code, generated from errors.CATALOGUE.
+ERRORS: Final[dict[str, type[MemoryApiError]]] = {}
+for _code, _status in CATALOGUE.items():
+    _cls = cast(
+        type[MemoryApiError],
+        type(
+            exception_name(_code),
+            (MemoryApiError,),
+            {
+                "code": _code,
+                "status": _status,
+                "__module__": __name__,
+                "__doc__": f"The service refused with `{_code}` (HTTP {_status}).",
+            },
+        ),
+    )
+    ERRORS[_code] = _cls
+    globals()[_cls.__name__] = _cls
+del _code, _status, _cls
+
+if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a test keeps them in step
+
+    class ParameterMissing(MemoryApiError): ...
+
+    class ParameterInvalid(MemoryApiError): ...
+
+    class NotAuthenticated(MemoryApiError): ...
+
+    class NotAuthorized(MemoryApiError): ...
+
+    class MemoryReadOnly(MemoryApiError): ...
+
+    class MemoryReservedPrefix(MemoryApiError): ...
+
+    class NotFound(MemoryApiError): ...
+
+    class MemoryNotFound(MemoryApiError): ...
+
+    class StaleObject(MemoryApiError): ...
+
+    class ConversationArchived(MemoryApiError): ...
+
+    class MemoryOverridden(MemoryApiError): ...
+
+    class AlreadyExists(MemoryApiError): ...
+
+    class MemoryPathInvalid(MemoryApiError): ...
+
+    class MemoryScopeUnavailable(MemoryApiError): ...
+
+    class MemoryEditNotFound(MemoryApiError): ...
+
+    class MemoryEditAmbiguous(MemoryApiError): ...
+
+    class MemoryFull(MemoryApiError): ...
+
+    class MemoryDocumentTooLarge(MemoryApiError): ...
+
+    class MemoryContentInvalid(MemoryApiError): ...
+
+    class SkillDescriptionRequired(MemoryApiError): ...
+
+    class MemoryDescriptionInvalid(MemoryApiError): ...
+
+    class SkillNameInvalid(MemoryApiError): ...
+
+    class SkillScopeUnavailable(MemoryApiError): ...
+
+    class ValidationFailed(MemoryApiError): ...
+
+    class RateLimited(MemoryApiError): ...
+
+    class InternalError(MemoryApiError): ...
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None  # an HTTP date: rare enough to fall back on our own backoff
+
+
+def error_from_response(status: int, raw: bytes, retry_after: str | None = None) -> MemoryApiError:
+    """The exception for a refusal: by the body's code, else (a proxy's or gateway's own page) by status."""
+    code, message, details = None, "", None
+    try:
+        err = json.loads(raw)["error"]
+        code, message, details = err["code"], str(err.get("message", "")), err.get("details")
+    except (ValueError, KeyError, TypeError):
+        message = raw[:200].decode("utf-8", "replace").strip() or f"HTTP {status}"
+    cls = ERRORS.get(code or "")
+    if cls is None:
+        fallback = {401: "not_authenticated", 429: "rate_limited"}.get(status)
+        if fallback is None and status >= 500:
+            fallback = "internal_error"
+        cls = ERRORS[fallback] if fallback and code is None else MemoryApiError
+    return cls(message, code=code, status=status, details=details, retry_after=_retry_after(retry_after))
+
+
+def expectation(expected: Expected) -> dict[str, Any]:
+    """The two expected_* fields of a conditional write, from NEW, a pair, or a document."""
+    if isinstance(expected, Mapping):
+        return {"expected_public_id": expected["public_id"], "expected_lock_version": expected["lock_version"]}
+    public_id, lock_version = expected
+    return {"expected_public_id": public_id, "expected_lock_version": lock_version}
+
+
+def _without_none(**fields: Any) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+# ---- the client -----------------------------------------------------------------------------------
+
+
+class MemoryClient:
+    """One principal's view of the API. Thread-safe: it keeps no connection between calls."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 2,
+        *,
+        backoff: float = 0.25,
+        operator_key: str | None = None,
+        user_agent: str = "agent-memory-client",
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError("timeout must be positive: a call without one can hang a runtime forever")
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.retries = max(0, retries)
+        self.backoff = backoff
+        self.operator_key = operator_key
+        self.user_agent = user_agent
+        self._opener = urllib.request.build_opener()
+
+    def with_token(self, token: str) -> MemoryClient:
+        """The same service and settings, acting as another principal."""
+        return MemoryClient(
+            self.base_url,
+            token,
+            self.timeout,
+            self.retries,
+            backoff=self.backoff,
+            operator_key=self.operator_key,
+            user_agent=self.user_agent,
+        )
+
+    # ---- transport ------------------------------------------------------------------------------
+
+    def call(
+        self,
+        route: str,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        *,
+        query: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> Any:
+        """Call a route of `ROUTES` by name; returns the decoded JSON body (None for 204)."""
+        method, template = ROUTES[route]
+        path = template.format(**{k: urllib.parse.quote(str(v), safe="") for k, v in (params or {}).items()})
+        if read_only is None:
+            read_only = method == "GET" or route in READ_ONLY_POSTS
+        return self.request(method, path, body, query=query, headers=headers, read_only=read_only)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool = False,
+    ) -> Any:
+        """Send one request. Only `read_only` requests are ever sent more than once."""
+        url = self.base_url + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        h = {"Accept": "application/json", "User-Agent": self.user_agent, **(headers or {})}
+        if data is not None:
+            h["Content-Type"] = "application/json"
+        if self.token:
+            h["Authorization"] = f"Bearer {self.token}"
+        attempts = 1 + (self.retries if read_only else 0)
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            req = urllib.request.Request(url, data=data, headers=h, method=method)
+            try:
+                with self._opener.open(req, timeout=self.timeout) as resp:
+                    return _decode(resp.status, resp.read())
+            except urllib.error.HTTPError as err:
+                status, wait = err.code, err.headers.get("Retry-After")
+                try:
+                    raw = err.read()
+                except (OSError, http.client.HTTPException):
+                    raw = b""  # the status alone still names the refusal
+                finally:
+                    err.close()
+                if not last and (status >= 500 or status == 429):
+                    self._pause(attempt, _retry_after(wait))
+                    continue
+                raise error_from_response(status, raw, wait) from None
+            except (OSError, http.client.HTTPException) as err:  # URLError, timeouts, resets
+                if not last:
+                    self._pause(attempt, None)
+                    continue
+                reason = getattr(err, "reason", None) or err
+                raise MemoryConnectionError(
+                    f"{method} {path}: {reason}", may_have_applied=not read_only and not _refused_before_sending(err)
+                ) from err
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _pause(self, attempt: int, asked: float | None) -> None:
+        # Full jitter keeps a crowd of runtimes from retrying in step; a server's Retry-After wins, capped.
+        delay = asked if asked is not None else random.uniform(0, self.backoff * 2**attempt)
+        time.sleep(min(delay, 30.0))
+
+    # ---- accounts, humans, workspaces -----------------------------------------------------------
+
+    def create_account(self, name: str, human_name: str, *, operator_key: str | None = None) -> dict[str, Any]:
+        """A new account and its first Human: {"account", "human", "token"}. Needs the operator key."""
+        key = operator_key or self.operator_key
+        if not key:
+            raise ValueError("creating an account needs the deployment's operator key")
+        body = {"account": {"name": name}, "human": {"name": human_name}}
+        return _dict(self.call("create_account", body=body, headers={"X-Operator-Key": key}))
+
+    def create_human(self, name: str) -> dict[str, Any]:
+        """Another Human in the caller's account: {"human", "token"}."""
+        return _dict(self.call("create_human", body={"human": {"name": name}}))
+
+    def create_workspace(self, name: str) -> dict[str, Any]:
+        return _dict(self.call("create_workspace", body={"workspace": {"name": name}})["workspace"])
+
+    def update_workspace(self, workspace: str, *, tool_provider_overrides: Mapping[str, str | None]) -> dict[str, Any]:
+        body = {"workspace": {"tool_provider_overrides": dict(tool_provider_overrides)}}
+        return _dict(self.call("update_workspace", {"workspace_public_id": workspace}, body)["workspace"])
+
+    def add_member(
+        self,
+        workspace: str,
+        *,
+        human_public_id: str | None = None,
+        agent_public_id: str | None = None,
+        role: str = "member",
+    ) -> dict[str, Any]:
+        member = _without_none(human_public_id=human_public_id, agent_public_id=agent_public_id, role=role)
+        return _dict(self.call("add_member", {"workspace_public_id": workspace}, {"member": member})["member"])
+
+    # ---- conversations --------------------------------------------------------------------------
+
+    def create_conversation(
+        self,
+        workspace: str,
+        *,
+        answering_agent_public_id: str | None = None,
+        memory_context: Mapping[str, Any] | _Unset | None = UNSET,
+    ) -> dict[str, Any]:
+        conv = _without_none(answering_agent_public_id=answering_agent_public_id)
+        if memory_context is not UNSET:
+            conv["memory_context"] = memory_context
+        out = self.call("create_conversation", {"workspace_public_id": workspace}, {"conversation": conv})
+        return _dict(out["conversation"])
+
+    def show_conversation(self, workspace: str, conversation: str) -> dict[str, Any]:
+        return _dict(self.call("show_conversation", _conv(workspace, conversation))["conversation"])
+
+    def archive_conversation(self, workspace: str, conversation: str) -> dict[str, Any]:
+        return _dict(self.call("archive_conversation", _conv(workspace, conversation), {})["conversation"])
+
+    def replace_memory_context(
+        self, workspace: str, conversation: str, memory_context: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """Replace the bindings whole; None restores the default roots."""
+        body = {"memory_context": memory_context}
+        return _dict(self.call("replace_memory_context", _conv(workspace, conversation), body)["conversation"])
+
+    def fork_conversation(self, workspace: str, conversation: str) -> dict[str, Any]:
+        """A copy-on-write child conversation."""
+        return _dict(self.call("fork_conversation", _conv(workspace, conversation), {})["conversation"])
+
+    def memory_block(
+        self,
+        workspace: str,
+        conversation: str,
+        *,
+        budget_bytes: int | None = None,
+        expected_context_revision: int | None = None,
+        speaker_public_id: str | None = None,
+    ) -> dict[str, Any]:
+        """The leading block the next reply would be assembled from: {"text", "included", "omitted", ...}."""
+        block = _without_none(
+            budget_bytes=budget_bytes,
+            expected_context_revision=expected_context_revision,
+            speaker_public_id=speaker_public_id,
+        )
+        out = self.call("conversation_memory_block", _conv(workspace, conversation), {"memory_block": block})
+        return _dict(out["memory_block"])
+
+    def list_skills(
+        self, workspace: str, conversation: str, *, speaker_public_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The skills catalog the model would see in this conversation: name and description, first source wins."""
+        query = {"skill[speaker_public_id]": speaker_public_id} if speaker_public_id else None
+        out = self.call("conversation_skills_list", _conv(workspace, conversation), query=query)
+        return cast(list[dict[str, Any]], out["skills"])
+
+    def load_skill(
+        self, workspace: str, conversation: str, name: str, *, speaker_public_id: str | None = None
+    ) -> dict[str, Any]:
+        """One skill's body, resolved through its sources in order."""
+        skill = _without_none(name=name, speaker_public_id=speaker_public_id)
+        return _dict(self.call("conversation_skill_load", _conv(workspace, conversation), {"skill": skill})["skill"])
+
+    # ---- agents and speakers --------------------------------------------------------------------
+
+    def create_agent(
+        self,
+        name: str,
+        *,
+        kind: Literal["program", "definition"] = "program",
+        memory_context_limit: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """{"agent", "token"}: a paired program gets its token once, here."""
+        agent = {"name": name, "kind": kind, "memory_context_limit": memory_context_limit}
+        return _dict(self.call("create_agent", body={"agent": agent}))
+
+    def rotate_agent_credentials(self, agent_public_id: str) -> dict[str, Any]:
+        """{"token"}: the new token; the old one stops working at once."""
+        return _dict(self.call("rotate_agent_credentials", {"agent_public_id": agent_public_id}, {}))
+
+    def create_speaker(self, name: str, agent_public_id: str) -> dict[str, Any]:
+        body = {"speaker": {"name": name, "agent_public_id": agent_public_id}}
+        return _dict(self.call("create_speaker", body=body)["speaker"])
+
+    # ---- executions and the model's tools -------------------------------------------------------
+
+    def create_execution(
+        self,
+        workspace: str,
+        conversation: str,
+        *,
+        speaker_public_id: str | None = None,
+        parent_execution_public_id: str | None = None,
+        delegate_to_agent_public_id: str | None = None,
+        tools: Iterable[str] | None = None,
+    ) -> dict[str, Any]:
+        """An execution whose bindings and tools are frozen now: {"public_id", "bindings", "tools", ...}."""
+        execution = _without_none(
+            speaker_public_id=speaker_public_id,
+            parent_execution_public_id=parent_execution_public_id,
+            delegate_to_agent_public_id=delegate_to_agent_public_id,
+            tools=None if tools is None else list(tools),
+        )
+        out = self.call("create_execution", _conv(workspace, conversation), {"execution": execution})
+        return _dict(out["execution"])
+
+    def call_tool(self, execution_public_id: str, tool: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one model tool call: {"tool", "is_error", "code", "content", "data"}.
+
+        A tool's refusal is a result for the model (is_error, code, content), not an exception; an
+        exception means the call itself was refused (bad token, unknown execution).
+        """
+        params = {"execution_public_id": execution_public_id, "tool_name": tool}
+        return _dict(self.call("call_tool", params, {"input": dict(tool_input)}, read_only=tool in READ_ONLY_TOOLS))
+
+    def tool_schemas(self, format: Literal["anthropic", "openai"] = "anthropic") -> list[dict[str, Any]]:
+        """The model's tool definitions, ready to hand to that provider's API."""
+        return cast(list[dict[str, Any]], self.call("tool_schemas", query={"format": format})["tools"])
+
+    # ---- memory doors ---------------------------------------------------------------------------
+
+    def conversation_memory(self, workspace: str, conversation: str) -> MemoryDoor:
+        """The conversation's effective bindings; writes bump its context_revision."""
+        return MemoryDoor(self, "conversation", _conv(workspace, conversation))
+
+    def workspace_memory(self, workspace: str) -> MemoryDoor:
+        """The room's own workspace/ rows; bumps no conversation's revision."""
+        return MemoryDoor(self, "workspace", {"workspace_public_id": workspace})
+
+    def profile_memory(self) -> MemoryDoor:
+        """The calling Human's user/ rows, or a paired program's own agent/ rows."""
+        return MemoryDoor(self, "profile", {})
+
+    def definition_memory(self, agent_name: str) -> MemoryDoor:
+        """A named definition's agent/ rows."""
+        return MemoryDoor(self, "definition", {"agent_name": agent_name})
+
+
+class MemoryDoor:
+    """The six memory verbs of one door. Writes take an explicit expectation: NEW, a pair, or a document."""
+
+    def __init__(self, client: MemoryClient, door: str, params: Mapping[str, str]) -> None:
+        self.client, self.door, self.params = client, door, dict(params)
+
+    def _call(self, verb: str, memory: dict[str, Any] | None = None, **kw: Any) -> Any:
+        body = None if memory is None else {"memory": memory}
+        return self.client.call(f"{self.door}_memory_{verb}", self.params, body, **kw)
+
+    def ls(self, *, speaker_public_id: str | None = None) -> list[dict[str, Any]]:
+        """Every document in the door's bindings, without content."""
+        query = {"memory[speaker_public_id]": speaker_public_id} if speaker_public_id else None
+        return cast(list[dict[str, Any]], self._call("list", query=query)["memory"])
+
+    def show(self, path: str, *, speaker_public_id: str | None = None) -> dict[str, Any]:
+        return _dict(self._call("show", _without_none(path=path, speaker_public_id=speaker_public_id))["memory"])
+
+    def write(
+        self,
+        path: str,
+        content: str,
+        expected: Expected,
+        *,
+        description: str | _Unset | None = UNSET,
+        expected_context_revision: int | None = None,
+        speaker_public_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Replace the whole document if it is still `expected` (NEW: only if absent)."""
+        memory = {
+            "path": path,
+            "content": content,
+            **expectation(expected),
+            **_without_none(expected_context_revision=expected_context_revision, speaker_public_id=speaker_public_id),
+        }
+        if description is not UNSET:
+            memory["description"] = description
+        return _dict(self._call("write", memory)["memory"])
+
+    def edit(
+        self,
+        path: str,
+        old_text: str,
+        new_text: str,
+        expected: Expected,
+        *,
+        expected_context_revision: int | None = None,
+        speaker_public_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Replace one exact passage, which must occur once."""
+        memory = {
+            "path": path,
+            "old_text": old_text,
+            "new_text": new_text,
+            **expectation(expected),
+            **_without_none(expected_context_revision=expected_context_revision, speaker_public_id=speaker_public_id),
+        }
+        return _dict(self._call("edit", memory)["memory"])
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        path: str | None = None,
+        ignore_case: bool = False,
+        limit: int | None = None,
+        speaker_public_id: str | None = None,
+    ) -> dict[str, Any]:
+        """{"matches": [{"path", "line_number", "text"}], "truncated"}."""
+        memory = {
+            "pattern": pattern,
+            "ignore_case": ignore_case,
+            **_without_none(path=path, limit=limit, speaker_public_id=speaker_public_id),
+        }
+        return _dict(self._call("grep", memory))
+
+    def delete(
+        self,
+        path: str,
+        expected: Expected,
+        *,
+        expected_context_revision: int | None = None,
+        speaker_public_id: str | None = None,
+    ) -> None:
+        memory = {
+            "path": path,
+            **expectation(expected),
+            **_without_none(expected_context_revision=expected_context_revision, speaker_public_id=speaker_public_id),
+        }
+        self._call("delete", memory)
+
+
+# ---- helpers --------------------------------------------------------------------------------------
+
+
+def _conv(workspace: str, conversation: str) -> dict[str, str]:
+    return {"workspace_public_id": workspace, "conversation_public_id": conversation}
+
+
+def _decode(status: int, raw: bytes) -> Any:
+    if status == 204 or not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise MemoryApiError(f"HTTP {status} with a body that is not JSON", status=status) from exc
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MemoryApiError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _refused_before_sending(err: BaseException) -> bool:
+    """A refused connection carried no request, so even a write certainly did not happen."""
+    reason = getattr(err, "reason", err)
+    return isinstance(reason, ConnectionRefusedError)

@@ -1,0 +1,182 @@
+"""`agent-memory mcp`: one conversation's memory as an MCP server over stdio.
+
+An MCP client (a desktop assistant, an agent framework) gets the model's memory tools and the memory block
+as a resource, and uses this service's memory as is. The server is a thin relay over `MemoryClient`: the
+tool list and schemas are the service's own (`GET /tools/schemas`), every call goes to the tools route of
+one execution, and the block is fetched fresh on each read. Nothing is decided here that the service does
+not decide, so the rules (bindings, conditional writes, skills/ reserved to people) hold for MCP too.
+
+The low-level `Server` is used rather than the decorator API because the tools' input schemas come from
+the service at start, not from Python signatures written here: a second copy of them could drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio.to_thread
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from ..client import MemoryApiError, MemoryClient, MemoryClientError
+
+BLOCK_URI = "memory://block"
+T = TypeVar("T")
+
+
+class MemoryRelay:
+    """What the MCP handlers need: the execution the calls run in, and the service's tool schemas."""
+
+    def __init__(
+        self,
+        client: MemoryClient,
+        workspace: str,
+        conversation: str,
+        execution: dict[str, Any],
+        schemas: list[dict[str, Any]],
+        *,
+        block_budget: int | None = None,
+    ) -> None:
+        self.client = client
+        self.workspace = workspace
+        self.conversation = conversation
+        self.execution = execution
+        self.block_budget = block_budget
+        offered = execution.get("tools")
+        # A known execution's frozen tool list decides what is offered; a direct reply's is empty.
+        self.schemas = [s for s in schemas if offered is None or s["name"] in offered]
+
+    @property
+    def speaker(self) -> str | None:
+        subject = self.execution.get("subject") or {}
+        value = subject.get("speaker_public_id")
+        return str(value) if value else None
+
+    def tools(self) -> list[types.Tool]:
+        return [
+            types.Tool(name=s["name"], description=s["description"], input_schema=s["input_schema"])
+            for s in self.schemas
+        ]
+
+    def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        try:
+            result = self.client.call_tool(self.execution["public_id"], name, arguments)
+        except MemoryClientError as err:
+            # The call itself was refused (unknown execution, revoked token, service down): the model
+            # cannot fix that, and should say so rather than retry.
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(err))], is_error=True)
+        data = result.get("data")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=str(result.get("content", "")))],
+            structured_content=data if isinstance(data, dict) else None,
+            is_error=bool(result.get("is_error")),
+        )
+
+    def block(self) -> str:
+        block = self.client.memory_block(
+            self.workspace, self.conversation, budget_bytes=self.block_budget, speaker_public_id=self.speaker
+        )
+        return str(block.get("text", ""))
+
+
+async def _blocking(fn: Callable[[], T]) -> T:
+    # urllib blocks; a worker thread keeps the stdio loop answering pings meanwhile.
+    return await anyio.to_thread.run_sync(fn)
+
+
+def build_server(relay: MemoryRelay) -> Server[Any]:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=relay.tools())
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await _blocking(functools.partial(relay.call, params.name, dict(params.arguments or {})))
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        block = types.Resource(
+            uri=BLOCK_URI,
+            name="memory_block",
+            mime_type="text/markdown",
+            description="The memory block this conversation's next reply starts from: newest documents first, "
+            "and the names of those that did not fit.",
+        )
+        return types.ListResourcesResult(resources=[block])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != BLOCK_URI:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown resource {str(params.uri)[:200]!r}")
+        try:
+            text = await _blocking(relay.block)
+        except MemoryApiError as err:
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(err)) from err
+        contents = [types.TextResourceContents(uri=BLOCK_URI, text=text, mime_type="text/markdown")]
+        return types.ReadResourceResult(contents=contents)
+
+    return Server(
+        "agent-memory",
+        instructions=(
+            "Durable memory for this conversation. Read the memory://block resource for what is remembered; "
+            "use memory_ls and memory_read to look further, and memory_write, memory_edit and memory_delete "
+            "with the version pair from your latest read. After a stale_object refusal, read again and redo "
+            "your change on the current text."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
+
+
+def start(args: argparse.Namespace) -> MemoryRelay:
+    token = args.token or os.environ.get("AGENT_MEMORY_TOKEN")
+    if not token:
+        raise SystemExit("agent-memory mcp: pass --token or set AGENT_MEMORY_TOKEN")
+    client = MemoryClient(args.url, token, timeout=args.timeout)
+    if args.execution:
+        # An execution created elsewhere: its tool list is not readable here, so every tool is offered and
+        # the service refuses, as a tool result, any the execution was started without.
+        execution: dict[str, Any] = {
+            "public_id": args.execution,
+            "tools": None,
+            "subject": {"speaker_public_id": args.speaker} if args.speaker else None,
+        }
+    else:
+        execution = client.create_execution(args.workspace, args.conversation, speaker_public_id=args.speaker)
+    return MemoryRelay(
+        client,
+        args.workspace,
+        args.conversation,
+        execution,
+        client.tool_schemas("anthropic"),
+        block_budget=args.block_budget,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        relay = start(args)
+    except MemoryClientError as err:
+        # stdout is the protocol channel: diagnostics go to stderr only.
+        print(f"agent-memory mcp: {err}", file=sys.stderr)
+        return 2
+    server = build_server(relay)
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve)
+    return 0

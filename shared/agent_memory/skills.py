@@ -1,0 +1,107 @@
+"""Skills: resolving a skill name through a conversation's skill sources, and the catalog a model sees.
+
+A skill is a document at `<root>/skills/<name>` carrying a description. For a conversation the sources
+are tried in a fixed order and the first one holding a name wins, so a name shadowed further down the
+order is neither listed nor loadable. The sources are the resolver's: a root the effective bindings
+leave out, or one this caller cannot reach, contributes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ApiError
+from .model import Document
+from .paths import SKILL_NAME_MAX, valid_skill_name
+from .ports import Ref
+from .resolver import Context, Source
+
+# The service has no agent application announcing documents of its own, so the seed's first source is
+# absent; the database sources follow in its order. user/ is a source only when explicitly bound, which
+# the resolver already guarantees (it is never among the default roots).
+SKILL_SOURCE_ORDER = ("agent", "workspace", "speaker", "user")
+SKILLS_PREFIX = "skills/"
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    name: str
+    path: str
+    document: Document
+
+    def catalog_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.document.description, "path": self.path}
+
+
+def check_skill_name(name: object) -> str:
+    if not isinstance(name, str):
+        raise ApiError("parameter_invalid", "skill.name must be a string such as 'pdf-forms'.")
+    if not valid_skill_name(name):
+        raise ApiError(
+            "skill_name_invalid",
+            f"{name[:80]!r} is not a skill name: lowercase letters and digits with single hyphens, "
+            f"at most {SKILL_NAME_MAX} characters.",
+        )
+    return name
+
+
+def skill_sources(ctx: Context) -> list[Source]:
+    """The sources a skill name is looked up in, in precedence order.
+
+    Only the reserved root of each scope is a skill source: an alias binding (a second speaker subject,
+    another conversation) names documents, not the answering pair's instructions.
+    """
+    out = []
+    for root in SKILL_SOURCE_ORDER:
+        src = ctx.sources.get(root)
+        if src is not None and src.scope == root and src.anchor is not None:
+            out.append(src)
+    return out
+
+
+def _skill_name_of(rest: str) -> str | None:
+    if not rest.startswith(SKILLS_PREFIX):
+        return None
+    name = rest[len(SKILLS_PREFIX) :]
+    # Rows are validated on write; the check keeps a malformed legacy row out of the catalog.
+    return name if valid_skill_name(name) else None
+
+
+class SkillService:
+    def catalog(self, ctx: Context) -> list[dict[str, Any]]:
+        """Every skill the conversation resolves, first source winning, ordered by name."""
+        sources = skill_sources(ctx)
+        listed = ctx.store.list_many([s.anchor for s in sources if s.anchor is not None])
+        chosen: dict[str, Skill] = {}
+        for src in sources:
+            assert src.anchor is not None
+            for doc in listed[src.anchor]:
+                name = _skill_name_of(doc.rest)
+                if name is not None and name not in chosen:
+                    chosen[name] = Skill(name, f"{src.name}/{doc.rest}", doc)
+        return [chosen[name].catalog_json() for name in sorted(chosen)]
+
+    def resolve(self, ctx: Context, name: str) -> Skill:
+        """The winning document for one name: every source is fetched in one batch, then walked in order."""
+        check_skill_name(name)
+        sources = skill_sources(ctx)
+        refs = [Ref.document(s.anchor, SKILLS_PREFIX + name) for s in sources if s.anchor is not None]
+        missing = [r for r in refs if r not in ctx.loaded]
+        if missing:
+            ctx.loaded.update(ctx.store.get_many(missing))
+        for src, ref in zip(sources, refs, strict=True):
+            doc: Document | None = ctx.loaded.get(ref)
+            if doc is not None:
+                return Skill(name, f"{src.name}/{doc.rest}", doc)
+        raise ApiError(
+            "memory_not_found",
+            f"No skill named {name!r} in this conversation's skill sources "
+            f"({', '.join(s.name + '/skills/' for s in sources) or 'none is bound'}).",
+        )
+
+    def load(self, ctx: Context, name: str) -> dict[str, Any]:
+        skill = self.resolve(ctx, name)
+        out = skill.catalog_json()
+        out["content"] = ctx.store.read_content(skill.document.content_key)
+        return out

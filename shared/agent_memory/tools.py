@@ -1,0 +1,406 @@
+"""The model's memory tools: their inputs, their schemas in two vendors' formats, and running them.
+
+Each tool input is a pydantic model, and the schemas a runtime hands to a model are generated from the
+same models, so what the model is told and what the service accepts cannot drift apart. A call runs
+against an accepted execution: the resolver rebuilds its frozen context, and the same MemoryService verbs
+the doors use do the work, with the same conditional-write rules and the same codes. A result is a short
+text written for the model; a refusal names its code and the next step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from .errors import ApiError
+from .ids import PresentedToken, is_uuid
+from .memory import Condition, MemoryService, refuse_override
+from .paths import MemoryPath, parse_document_path, parse_prefix, prefix_matches
+from .resolver import Context, Resolver
+from .skills import SkillService
+
+UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+SchemaFormat = Literal["anthropic", "openai"]
+SCHEMA_FORMATS: tuple[str, ...] = ("anthropic", "openai")
+
+_PATH_HELP = (
+    "A memory path that starts with its root, such as 'conversation/plan.md'. Roots: conversation/ (this "
+    "conversation only), workspace/ (everyone in the room), agent/ (your own notes, in every conversation), "
+    "speaker/ (your notes about the person you are talking with), plus any other root memory_ls shows."
+)
+_PID_HELP = (
+    "The public_id from your latest memory_read or memory_ls of this document, or null to create a document "
+    "that does not exist yet."
+)
+_LV_HELP = (
+    "The lock_version from your latest memory_read or memory_ls of this document, or null to create a "
+    "document that does not exist yet."
+)
+
+
+class ToolInput(BaseModel):
+    # Strict: a model that sends "3" for a version or true for a path is told so, not silently coerced.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Conditional(ToolInput):
+    """A verb under the conditional-write rule; each subclass declares the pair after its own fields."""
+
+    @model_validator(mode="after")
+    def _pair(self) -> _Conditional:
+        absent = getattr(self, "expected_public_id", None) is None, getattr(self, "expected_lock_version", None) is None
+        if absent[0] != absent[1]:
+            raise PydanticCustomError(
+                "condition_pair", "expected_public_id and expected_lock_version are both null or both set"
+            )
+        return self
+
+    @property
+    def condition(self) -> Condition:
+        return Condition(getattr(self, "expected_public_id", None), getattr(self, "expected_lock_version", None))
+
+
+class MemoryLsInput(ToolInput):
+    path: str | None = Field(
+        default=None,
+        description="Optional: list only one root or folder, such as 'workspace/' or 'conversation/notes/'.",
+    )
+
+
+class MemoryReadInput(ToolInput):
+    path: str = Field(description=_PATH_HELP)
+
+
+class MemoryWriteInput(_Conditional):
+    path: str = Field(description=_PATH_HELP)
+    content: str = Field(description="The whole new text of the document (markdown, at most 64 KiB).")
+    expected_public_id: str | None = Field(description=_PID_HELP, pattern=UUID_PATTERN)
+    expected_lock_version: int | None = Field(description=_LV_HELP, ge=0)
+
+
+class MemoryEditInput(_Conditional):
+    path: str = Field(description=_PATH_HELP)
+    old_text: str = Field(description="One exact passage of the current text; it must occur exactly once.")
+    new_text: str = Field(description="The text that replaces old_text (may be empty to remove it).")
+    expected_public_id: str | None = Field(description=_PID_HELP, pattern=UUID_PATTERN)
+    expected_lock_version: int | None = Field(description=_LV_HELP, ge=0)
+
+
+class MemoryDeleteInput(_Conditional):
+    path: str = Field(description=_PATH_HELP)
+    expected_public_id: str | None = Field(description=_PID_HELP, pattern=UUID_PATTERN)
+    expected_lock_version: int | None = Field(description=_LV_HELP, ge=0)
+
+
+class SkillInput(ToolInput):
+    name: str = Field(description="The skill's name exactly as your skills list shows it, such as 'pdf-forms'.")
+
+
+# ---- results --------------------------------------------------------------------------------------
+
+# What the model should do after each refusal. The seed's rule for stale writes is the important one:
+# never re-apply an old change to a newly fetched pair without looking at the new text first.
+NEXT_STEP: dict[str, str] = {
+    "stale_object": "Call memory_read again, decide your change against the current text, then retry with "
+    "the new expected_public_id and expected_lock_version (null/null only creates a document that does not "
+    "exist).",
+    "memory_not_found": "Call memory_ls to see which documents exist; to create this one, call memory_write "
+    "with expected_public_id and expected_lock_version set to null.",
+    "memory_read_only": "This root is read-only for you here; write under a read_write root (memory_ls lists them).",
+    "memory_reserved_prefix": "skills/ documents are written by people, not by you; keep your notes under "
+    "another path, such as conversation/notes.md.",
+    "memory_edit_not_found": "Call memory_read and copy the passage exactly, including spaces and line breaks.",
+    "memory_edit_ambiguous": "Include more of the surrounding text in old_text so it occurs exactly once.",
+    "memory_full": "Delete or merge a document under this root before creating another.",
+    "memory_document_too_large": "Shorten the document or split it into several; each holds at most 64 KiB.",
+    "memory_content_invalid": "Send the text as a string.",
+    "memory_path_invalid": "Start the path with a root, such as conversation/notes.md or workspace/notes.md.",
+    "memory_scope_unavailable": "That root is not available in this execution; memory_ls lists the roots you have.",
+    "memory_overridden": "This workspace's memory is served by another provider: use that provider's tools.",
+    "not_authorized": "You cannot do this here; do not retry it.",
+    "skill_name_invalid": "Use a skill name exactly as your skills list shows it.",
+    "skill_scope_unavailable": "Skills are not kept per conversation.",
+    "parameter_missing": "Add the missing field and call again.",
+    "parameter_invalid": "Fix the input and call again.",
+}
+
+
+def tool_result(tool: str, text: str, data: Any) -> dict[str, Any]:
+    return {"tool": tool, "is_error": False, "code": None, "content": text, "data": data}
+
+
+def tool_refusal(tool: str, err: ApiError) -> dict[str, Any]:
+    step = NEXT_STEP.get(err.code, "")
+    text = f"{err.code}: {err.message}" + (f" {step}" if step else "")
+    return {"tool": tool, "is_error": True, "code": err.code, "content": text, "data": None}
+
+
+def _version(doc: dict[str, Any]) -> str:
+    return f'expected_public_id "{doc["public_id"]}" and expected_lock_version {doc["lock_version"]}'
+
+
+# ---- the tools ------------------------------------------------------------------------------------
+
+
+def _reserved(path: str) -> None:
+    """A model never authors a skills/ row; checked before the path grammar so the reason is the real one."""
+    _, _, rest = path.partition("/")
+    if rest == "skills" or rest.startswith("skills/"):
+        raise ApiError(
+            "memory_reserved_prefix", f"{path[:120]!r} is under skills/, which only people and their programs write."
+        )
+
+
+def _gate(ctx: Context) -> None:
+    # The model's memory verbs follow an override to the provider, skills/ paths included; only the
+    # skill tool (the service's own instruction rows) stays served.
+    refuse_override(ctx, None)
+
+
+def _roots(ctx: Context) -> list[dict[str, Any]]:
+    out = []
+    for src in ctx.sources.values():
+        if src.anchor is None:
+            continue
+        writable = src.binding.access == "read_write" and src.writable and ctx.can_write
+        out.append({"root": f"{src.name}/", "scope": src.scope, "access": "read_write" if writable else "read"})
+    return out
+
+
+def _ls(run: ToolRunner, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
+    _gate(ctx)
+    view, prefix = ctx, None
+    if inp.path is not None:
+        prefix = parse_prefix(inp.path)
+        view = replace(ctx, sources={prefix.root: ctx.source(prefix)})
+    docs = run.memory.listing(view)
+    if prefix is not None:
+        cut = len(prefix.root) + 1
+        docs = [d for d in docs if prefix_matches(prefix.rest, d["path"][cut:])]
+    roots = _roots(ctx)
+    lines = ["Roots: " + (", ".join(f"{r['root']} ({r['access']})" for r in roots) or "none")]
+    if not docs:
+        lines.append("No documents" + (f" under {inp.path}" if prefix is not None else "") + " yet.")
+    else:
+        lines.append(f"{len(docs)} document{'s' if len(docs) != 1 else ''}:")
+        for d in docs:
+            line = f"- {d['path']} ({d['bytesize']} bytes, public_id {d['public_id']}, "
+            line += f"lock_version {d['lock_version']})"
+            if d["description"]:
+                line += f" skill: {d['description']}"
+            lines.append(line)
+    return "\n".join(lines), {"memory": docs, "roots": roots}
+
+
+def _read(run: ToolRunner, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any]:
+    _gate(ctx)
+    doc = run.memory.show(ctx, parse_document_path(inp.path))
+    head = f"{doc['path']} ({doc['bytesize']} bytes, written {doc['written_at']}). To change it, pass {_version(doc)}."
+    return f"{head}\n\n{doc['content']}", doc
+
+
+def _write(run: ToolRunner, ctx: Context, inp: MemoryWriteInput) -> tuple[str, Any]:
+    _gate(ctx)
+    _reserved(inp.path)
+    doc = run.memory.write(ctx, parse_document_path(inp.path), inp.content, inp.condition)
+    verb = "Created" if inp.expected_public_id is None else "Replaced"
+    return f"{verb} {doc['path']} ({doc['bytesize']} bytes). For your next change pass {_version(doc)}.", doc
+
+
+def _edit(run: ToolRunner, ctx: Context, inp: MemoryEditInput) -> tuple[str, Any]:
+    _gate(ctx)
+    _reserved(inp.path)
+    doc = run.memory.edit(ctx, parse_document_path(inp.path), inp.old_text, inp.new_text, inp.condition)
+    return f"Edited {doc['path']} ({doc['bytesize']} bytes). For your next change pass {_version(doc)}.", doc
+
+
+def _delete(run: ToolRunner, ctx: Context, inp: MemoryDeleteInput) -> tuple[str, Any]:
+    _gate(ctx)
+    _reserved(inp.path)
+    mp = parse_document_path(inp.path)
+    run.memory.delete(ctx, mp, inp.condition)
+    return f"Deleted {mp.logical}. It is gone for good.", {"path": mp.logical}
+
+
+def _skill(run: ToolRunner, ctx: Context, inp: SkillInput) -> tuple[str, Any]:
+    loaded = run.skills.load(ctx, inp.name)
+    return f"Skill {loaded['name']} ({loaded['path']}): {loaded['description']}\n\n{loaded['content']}", loaded
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    description: str
+    model: type[ToolInput]
+    run: Callable[[ToolRunner, Context, Any], tuple[str, Any]]
+
+    def schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = _clean(self.model.model_json_schema())
+        return schema
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        Tool(
+            "memory_ls",
+            "List the memory documents you can read here, with each one's size and version, and the roots you "
+            "can use with whether you may write them. Names only: use memory_read for a document's text.",
+            MemoryLsInput,
+            _ls,
+        ),
+        Tool(
+            "memory_read",
+            "Read one memory document in full, with the version (public_id and lock_version) that memory_write, "
+            "memory_edit and memory_delete need as expected_public_id and expected_lock_version.",
+            MemoryReadInput,
+            _read,
+        ),
+        Tool(
+            "memory_write",
+            "Create a memory document, or replace one whole. To create, pass expected_public_id and "
+            "expected_lock_version as null; to replace, pass the pair from your latest memory_read. A refusal "
+            "changes nothing. skills/ paths are not yours to write.",
+            MemoryWriteInput,
+            _write,
+        ),
+        Tool(
+            "memory_edit",
+            "Replace one exact passage of a memory document, given the version pair from your latest memory_read. "
+            "old_text must occur exactly once in the current text.",
+            MemoryEditInput,
+            _edit,
+        ),
+        Tool(
+            "memory_delete",
+            "Delete a memory document for good (there is no undo), given the version pair from your latest "
+            "memory_read.",
+            MemoryDeleteInput,
+            _delete,
+        ),
+        Tool(
+            "skill",
+            "Load a skill's full instructions by name. Your skills list shows each skill's name and what it is for.",
+            SkillInput,
+            _skill,
+        ),
+    )
+}
+TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
+
+
+def _clean(schema: Any) -> Any:
+    """Drop pydantic's titles and fold `anyOf` of plain types into a type list, which every vendor reads."""
+    if isinstance(schema, list):
+        return [_clean(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _clean(v) for k, v in schema.items() if k != "title"}
+    if "properties" in schema:
+        out["properties"] = {k: _clean(v) for k, v in schema["properties"].items()}
+    options = out.get("anyOf")
+    if isinstance(options, list) and all(
+        isinstance(o, dict) and set(o) <= {"type", "pattern", "minimum"} for o in options
+    ):
+        merged: dict[str, Any] = {"type": [o["type"] for o in options]}
+        for o in options:
+            merged.update({k: v for k, v in o.items() if k != "type"})
+        del out["anyOf"]
+        out = {**merged, **out}
+    return out
+
+
+def tool_schemas(fmt: str) -> list[dict[str, Any]]:
+    """Every tool's schema in a vendor's tool format: Anthropic tool use or OpenAI function calling."""
+    if fmt == "anthropic":
+        return [{"name": t.name, "description": t.description, "input_schema": t.schema()} for t in TOOLS.values()]
+    if fmt == "openai":
+        return [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema()}}
+            for t in TOOLS.values()
+        ]
+    raise ApiError("parameter_invalid", f"format must be one of {', '.join(SCHEMA_FORMATS)}, not {fmt[:40]!r}.")
+
+
+def schema_document(fmt: str) -> str:
+    """The committed docs/tools.<format>.json text."""
+    return json.dumps({"tools": tool_schemas(fmt)}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _input_error(tool: str, exc: ValidationError) -> ApiError:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"])
+    field = str(err["loc"][0]) if err["loc"] else ""
+    kind = err["type"]
+    if kind == "missing":
+        return ApiError("parameter_missing", f"{tool} needs input.{loc}.")
+    if kind == "extra_forbidden":
+        return ApiError("parameter_invalid", f"{tool} has no input field {loc!r}.")
+    if field in ("content", "new_text") and kind == "string_type":
+        return ApiError("memory_content_invalid", f"input.{field} must be a string of text.")
+    if field == "path" and kind == "string_type":
+        return ApiError("memory_path_invalid", "input.path must be a string such as 'conversation/plan.md'.")
+    where = f"input.{loc}" if loc else "input"
+    return ApiError("parameter_invalid", f"{where}: {err['msg']}.")
+
+
+def _paths_of(inp: ToolInput) -> tuple[MemoryPath, ...]:
+    """Document paths worth fetching with the execution, so a read or edit costs no extra round trip."""
+    path = getattr(inp, "path", None)
+    if not isinstance(inp, MemoryReadInput | MemoryEditInput) or not isinstance(path, str):
+        return ()
+    try:
+        return (parse_document_path(path),)
+    except ApiError:
+        return ()
+
+
+class ToolRunner:
+    def __init__(self, resolver: Resolver, memory: MemoryService, skills: SkillService | None = None) -> None:
+        self.resolver = resolver
+        self.memory = memory
+        self.skills = skills or SkillService()
+
+    def call(
+        self,
+        execution_id: str,
+        tool_name: str,
+        raw_input: object,
+        presented: PresentedToken | None,
+        *,
+        trusted: bool = False,
+    ) -> dict[str, Any]:
+        """Run one tool call. Refusals of the call itself raise; the model's own mistakes come back as results."""
+        tool = TOOLS.get(tool_name)
+        if tool is None:
+            raise ApiError("not_found", f"There is no tool named {tool_name[:64]!r}; the tools are {', '.join(TOOLS)}.")
+        if not is_uuid(execution_id):
+            raise ApiError("not_found", "No execution with that id is visible to you.")
+        if not isinstance(raw_input, dict):
+            raise ApiError("parameter_invalid", "input must be a JSON object of the tool's arguments.")
+        # Validation needs no I/O, but its verdict waits until the caller is known to be the principal.
+        parsed: ToolInput | None = None
+        invalid: ApiError | None = None
+        try:
+            parsed = tool.model.model_validate(raw_input)
+        except ValidationError as exc:
+            invalid = _input_error(tool.name, exc)
+        paths = _paths_of(parsed) if parsed is not None else ()
+        execution, ctx = self.resolver.execution(execution_id, presented, trusted=trusted, paths=paths)
+        if tool.name not in execution.tools:
+            return tool_refusal(
+                tool.name,
+                ApiError("not_authorized", f"This execution was started without the {tool.name} tool."),
+            )
+        if invalid is not None:
+            return tool_refusal(tool.name, invalid)
+        try:
+            text, data = tool.run(self, ctx, parsed)
+        except ApiError as err:
+            return tool_refusal(tool.name, err)
+        return tool_result(tool.name, text, data)

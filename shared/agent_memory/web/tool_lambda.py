@@ -1,0 +1,52 @@
+"""The in-account tool door: a Lambda an agent runtime invokes directly, with IAM instead of a bearer token.
+
+Event: {"execution": "<uuid>", "tool": "<name>", "input": {...}}. The answer is the same dict the HTTP
+tool route returns; a refusal of the call itself (unknown execution or tool, malformed event) is the
+HTTP error body {"error": {"code", "message"}} without a status, since there is no HTTP here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..errors import ApiError
+from .glue import logger
+from .routes import tool_runner
+
+
+def invoke(event: object) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise ApiError("parameter_invalid", "The event must be an object with execution, tool and input.")
+    for key in ("execution", "tool", "input"):
+        if key not in event:
+            raise ApiError("parameter_missing", f"The event needs {key!r}.")
+    execution, tool, raw = event["execution"], event["tool"], event["input"]
+    if not isinstance(execution, str) or not isinstance(tool, str):
+        raise ApiError("parameter_invalid", "execution and tool must be strings.")
+    # IAM authorised the invoker; the execution row names the principal whose standing is checked.
+    return tool_runner().call(execution, tool, raw, None, trusted=True)
+
+
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    started = time.perf_counter()
+    code = None
+    try:
+        out = invoke(event)
+        code = out.get("code")
+    except ApiError as err:
+        code = err.code
+        out = err.body()
+    except Exception:
+        code = "internal_error"
+        logger().exception("unhandled error", extra={"route": "tool_invoke"})
+        out = ApiError("internal_error", "Something went wrong on our side; nothing was changed.").body()
+    logger().info(
+        "tool_invoke",
+        extra={
+            "tool": event.get("tool") if isinstance(event, dict) else None,
+            "error_code": code,
+            "ms": round((time.perf_counter() - started) * 1000, 2),
+        },
+    )
+    return out

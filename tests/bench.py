@@ -1,0 +1,827 @@
+"""`make bench`: AWS requests per call and the handlers' own time, per memory verb.
+
+Not a pytest module (the name keeps it out of collection). It starts the service with `start_local`, as
+`agent-memory serve` does, on the same serialised moto: by default in a child process, reached through
+AWS_ENDPOINT_URL, so moto's work cannot take the GIL from the handler being timed (`--storage thread`
+keeps it in this process). It then calls each function's real Lambda handler in-process with an HTTP API
+v2 event: the measured path is the deployed one minus API Gateway and the HTTP server.
+
+Every botocore call is counted (event hooks on the store's clients) and timed (the client's
+`_make_api_call` wrapped); a call's "own" time is its wall time minus the union of the spans spent
+inside AWS calls, so parallel queries are not subtracted twice. With moto in a child process the
+process's CPU time is measured too: "own cpu" does not move with the load of a shared machine, and
+"sdk cpu" is botocore's own work (building, signing, parsing requests), which Lambda pays as well.
+
+Run: `.venv/bin/python -m tests.bench [--quick] [--only show,list] [--profile show]`.
+To add a verb (the memory block, fork, ...) append one `Verb` to `VERBS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import math
+import os
+import platform
+import pstats
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.local.gateway import build_event
+from agent_memory.local.runtime import LocalService, start_local
+from agent_memory.model import Anchor
+from agent_memory.store import CACHE, aws_clients, get_store
+
+API = "/agent_api/v1"
+OWN_TARGET_MS = 1.0
+MIN_N = 5  # fewest measured calls per row, even when its time budget has run out
+
+# ---- counting and timing AWS calls ----------------------------------------------------------------
+
+Span = tuple[int, int]
+
+
+@dataclass
+class Sample:
+    """One handler call: its wall time and everything it asked of AWS."""
+
+    total_ns: int
+    aws_ns: int
+    ops: Counter[str]
+    cpu_ns: int  # this process's CPU time over the call, every thread
+    aws_cpu_ns: int  # of which spent inside botocore calls
+
+    @property
+    def own_ns(self) -> int:
+        return self.total_ns - self.aws_ns
+
+    @property
+    def own_cpu_ns(self) -> int:
+        return max(0, self.cpu_ns - self.aws_cpu_ns)
+
+
+def _union_ns(spans: list[Span]) -> int:
+    """Length of the union of spans: queries run in parallel threads must not be subtracted twice."""
+    total, end = 0, -1
+    for s, e in sorted(spans):
+        if e <= end:
+            continue
+        total += e - max(s, end)
+        end = e
+    return total
+
+
+class AwsMeter:
+    """Counts operations with botocore's event hooks; times each call, in wall time and in CPU time.
+
+    The store may call AWS from its thread pool (list and grep query anchors in parallel), so the
+    recorder is shared across threads; only one handler call is measured at a time.
+    """
+
+    def __init__(self) -> None:
+        self.active = False
+        self.ops: Counter[str] = Counter()
+        self.calls: list[Span] = []
+        self.cpu: list[int] = []
+
+    def attach(self, client: Any) -> None:
+        events = client.meta.events
+        events.register("before-call", self._count)
+        inner = client._make_api_call
+
+        def timed(operation_name: str, api_params: dict[str, Any]) -> Any:
+            if not self.active:
+                return inner(operation_name, api_params)
+            start, cpu = time.perf_counter_ns(), time.thread_time_ns()
+            try:
+                return inner(operation_name, api_params)
+            finally:
+                self.calls.append((start, time.perf_counter_ns()))
+                self.cpu.append(time.thread_time_ns() - cpu)
+
+        # The generated client methods call self._make_api_call, so an instance attribute intercepts them.
+        client._make_api_call = timed
+
+    def _count(self, event_name: str, **_: Any) -> None:
+        if self.active:
+            service, operation = event_name.split(".", 2)[1:]
+            self.ops[f"{service}:{operation}"] += 1
+
+    def begin(self) -> None:
+        self.ops, self.calls, self.cpu = Counter(), [], []
+        self.active = True
+
+    def end(self, total_ns: int, cpu_ns: int) -> Sample:
+        self.active = False
+        return Sample(total_ns, _union_ns(self.calls), self.ops, cpu_ns, sum(self.cpu))
+
+
+# ---- calling the handlers in-process ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One handler call. Its event is built before the clock starts: API Gateway builds it, not us."""
+
+    method: str
+    path: str
+    token: str | None = None
+    body: dict[str, Any] | None = None
+    query: str = ""
+    expect: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Harness:
+    def __init__(self, service: LocalService) -> None:
+        self.service = service
+        self.gateway = service.gateway
+        self.meter = AwsMeter()
+        for client in aws_clients():
+            self.meter.attach(client)
+
+    def event(self, step: Step) -> tuple[Callable[[dict[str, Any], Any], dict[str, Any]], dict[str, Any]]:
+        full = f"{API}{step.path}"
+        found = self.gateway.match(step.method, full)
+        if found is None:
+            raise LookupError(f"no route {step.method} {full}")
+        route, params = found
+        headers = {"content-type": "application/json", **step.headers}
+        if step.token:
+            headers["authorization"] = f"Bearer {step.token}"
+        raw = json.dumps(step.body).encode() if step.body is not None else b""
+        return self.gateway.handlers[route.function], build_event(
+            route, step.method, full, step.query, headers, raw, params
+        )
+
+    def call(self, step: Step) -> dict[str, Any]:
+        """An untimed call (setting the stage); refuses any status but the expected one."""
+        handler, event = self.event(step)
+        return _checked(step, handler(event, None))
+
+    def measure(self, step: Step) -> tuple[Sample, dict[str, Any]]:
+        handler, event = self.event(step)
+        self.meter.begin()
+        cpu, start = time.process_time_ns(), time.perf_counter_ns()
+        result = handler(event, None)
+        sample = self.meter.end(time.perf_counter_ns() - start, time.process_time_ns() - cpu)
+        return sample, _checked(step, result)
+
+
+def _checked(step: Step, result: dict[str, Any]) -> dict[str, Any]:
+    body = json.loads(result["body"]) if result.get("body") else {}
+    if result["statusCode"] != step.expect:
+        raise AssertionError(f"{step.method} {step.path}: {result['statusCode']} {body}")
+    out: dict[str, Any] = body
+    return out
+
+
+# ---- the world the verbs act on --------------------------------------------------------------------
+
+
+def _markdown(title: str, lines: int) -> str:
+    body = [f"# {title}", ""]
+    body += [f"- item {i}: remember the {title} detail number {i} for later" for i in range(lines)]
+    return "\n".join(body) + "\n"
+
+
+@dataclass
+class World:
+    """One account, one workspace, one Human-answered conversation with a few documents in each root."""
+
+    h: Harness
+    token: str = ""
+    ws: str = ""
+    conv: str = ""
+    pairs: dict[str, tuple[str, int]] = field(default_factory=dict)
+    counter: int = 0
+    bound_anchors: int = 2  # the default roots a Human-answered conversation can use: conversation, workspace
+
+    @property
+    def conv_mem(self) -> str:
+        return f"/workspaces/{self.ws}/conversations/{self.conv}/memory"
+
+    @property
+    def ws_mem(self) -> str:
+        return f"/workspaces/{self.ws}/memory"
+
+    def build(self) -> World:
+        out = self.h.call(
+            Step(
+                "POST",
+                "/accounts",
+                body={"account": {"name": "bench"}, "human": {"name": "ada"}},
+                headers={"x-operator-key": self.h.service.operator_key},
+                expect=201,
+            )
+        )
+        self.token = out["token"]
+        self.ws = self.h.call(Step("POST", "/workspaces", self.token, {"workspace": {"name": "bench"}}, expect=201))[
+            "workspace"
+        ]["public_id"]
+        self.conv = self.h.call(
+            Step("POST", f"/workspaces/{self.ws}/conversations", self.token, {"conversation": {}}, expect=201)
+        )["conversation"]["public_id"]
+        for i in range(6):
+            self.write(self.conv_mem, f"conversation/notes/topic-{i}.md", _markdown(f"topic {i}", 40))
+        for i in range(4):
+            self.write(self.ws_mem, f"workspace/shared-{i}.md", _markdown(f"shared {i}", 40))
+        self.write(self.conv_mem, "conversation/replace.md", _markdown("replace", 40))
+        self.write(self.conv_mem, "conversation/counter.md", "count: 0\n" + _markdown("counter", 40))
+        return self
+
+    def write(self, base: str, path: str, content: str) -> dict[str, Any]:
+        pid, lv = self.pairs.get(path, (None, None))
+        body = {"memory": {"path": path, "content": content, "expected_public_id": pid, "expected_lock_version": lv}}
+        out = self.h.call(Step("POST", base, self.token, body, expect=201))
+        self.remember(out)
+        return out
+
+    def remember(self, out: dict[str, Any]) -> None:
+        m = out["memory"]
+        self.pairs[m["path"]] = (m["public_id"], m["lock_version"])
+
+    def forget(self, base: str, path: str) -> None:
+        pid, lv = self.pairs.pop(path)
+        self.h.call(
+            Step(
+                "POST",
+                f"{base}/delete",
+                self.token,
+                {"memory": {"path": path, "expected_public_id": pid, "expected_lock_version": lv}},
+                expect=204,
+            )
+        )
+
+
+# ---- the verbs: one entry each --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the design promises per call, by service; `note` says where the number comes from."""
+
+    dynamodb: int
+    s3: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Verb:
+    name: str
+    target: Target
+    # Untimed: builds iteration i's call, and may set the stage first (e.g. create what delete removes).
+    prepare: Callable[[World, int], Step]
+    # Untimed: sees the response, e.g. to carry a new (public_id, lock_version) or clean up a create.
+    after: Callable[[World, int, dict[str, Any]], None] | None = None
+    # Also measure with the content cache emptied before each call (a cold container's first read).
+    cold: Target | None = None
+
+
+def _show(w: World, i: int) -> Step:
+    return Step("POST", f"{w.conv_mem}/show", w.token, {"memory": {"path": "conversation/notes/topic-1.md"}})
+
+
+def _ws_show(w: World, i: int) -> Step:
+    return Step("POST", f"{w.ws_mem}/show", w.token, {"memory": {"path": "workspace/shared-1.md"}})
+
+
+def _list(w: World, i: int) -> Step:
+    return Step("GET", w.conv_mem, w.token)
+
+
+def _grep(w: World, i: int) -> Step:
+    return Step("POST", f"{w.conv_mem}/grep", w.token, {"memory": {"pattern": r"detail number 3\d"}})
+
+
+def _grep_literal(w: World, i: int) -> Step:
+    # Plain words, the usual case: answered by a substring test instead of a timed regex search per line.
+    body = {"memory": {"pattern": "Detail Number 37", "ignore_case": True}}
+    return Step("POST", f"{w.conv_mem}/grep", w.token, body)
+
+
+def _create(w: World, i: int) -> Step:
+    body = {
+        "memory": {
+            "path": f"conversation/new-{i}.md",
+            "content": _markdown(f"new {i}", 20),
+            "expected_public_id": None,
+            "expected_lock_version": None,
+        }
+    }
+    return Step("POST", w.conv_mem, w.token, body, expect=201)
+
+
+def _uncreate(w: World, i: int, out: dict[str, Any]) -> None:
+    # The 64-document bound would stop a long run: every created document is removed again, untimed.
+    w.remember(out)
+    w.forget(w.conv_mem, out["memory"]["path"])
+
+
+def _replace(w: World, i: int) -> Step:
+    pid, lv = w.pairs["conversation/replace.md"]
+    body = {
+        "memory": {
+            "path": "conversation/replace.md",
+            "content": _markdown(f"replace {i}", 40),
+            "expected_public_id": pid,
+            "expected_lock_version": lv,
+        }
+    }
+    return Step("POST", w.conv_mem, w.token, body, expect=201)
+
+
+def _edit(w: World, i: int) -> Step:
+    pid, lv = w.pairs["conversation/counter.md"]
+    body = {
+        "memory": {
+            "path": "conversation/counter.md",
+            "old_text": f"count: {w.counter}\n",
+            "new_text": f"count: {w.counter + 1}\n",
+            "expected_public_id": pid,
+            "expected_lock_version": lv,
+        }
+    }
+    return Step("POST", f"{w.conv_mem}/edit", w.token, body)
+
+
+def _edited(w: World, i: int, out: dict[str, Any]) -> None:
+    w.remember(out)
+    w.counter += 1
+
+
+def _delete(w: World, i: int) -> Step:
+    path = f"conversation/gone-{i}.md"
+    w.write(w.conv_mem, path, "short-lived\n")
+    pid, lv = w.pairs.pop(path)
+    body = {"memory": {"path": path, "expected_public_id": pid, "expected_lock_version": lv}}
+    return Step("POST", f"{w.conv_mem}/delete", w.token, body, expect=204)
+
+
+def _show_conversation(w: World, i: int) -> Step:
+    return Step("GET", f"/workspaces/{w.ws}/conversations/{w.conv}", w.token)
+
+
+# ---- the memory block: 4 anchors x 64 documents, in a workspace of its own so the other verbs' counts
+# (list, grep) are unchanged. Every document is 1000 bytes, and group/ is written last, so its documents
+# are the newest and the number a budget includes is known in advance.
+
+BLOCK_DOCS = 64
+BLOCK_DOC_BYTES = 1000
+_BLOCK_ROOTS = ("conversation", "workspace", "user", "group")
+_block_worlds: dict[int, str] = {}
+
+
+def _block_conversation(w: World) -> str:
+    """The block conversation's URL; its world is built on first use, untimed (prepare is not measured)."""
+    url = _block_worlds.get(id(w))
+    if url is not None:
+        return url
+    ws = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "block"}}, expect=201))
+    ws_id = ws["workspace"]["public_id"]
+
+    def conversation(fields: dict[str, Any]) -> str:
+        out = w.h.call(
+            Step("POST", f"/workspaces/{ws_id}/conversations", w.token, {"conversation": fields}, expect=201)
+        )
+        return str(out["conversation"]["public_id"])
+
+    group = conversation({})
+    bindings = [{"name": r, "scope": r, "access": "read_write"} for r in ("conversation", "workspace", "user")]
+    bindings.append({"name": "group", "scope": "conversation", "access": "read", "conversation_public_id": group})
+    conv = conversation({"memory_context": {"bindings": bindings}})
+    for root in _BLOCK_ROOTS:
+        owner, path_root = (group, "conversation") if root == "group" else (conv, root)
+        for i in range(BLOCK_DOCS):
+            content = (_markdown(f"{root} block {i}", 20) * 2)[:BLOCK_DOC_BYTES]
+            body = {
+                "memory": {
+                    "path": f"{path_root}/b-{i:02d}.md",
+                    "content": content,
+                    "expected_public_id": None,
+                    "expected_lock_version": None,
+                }
+            }
+            w.h.call(Step("POST", f"/workspaces/{ws_id}/conversations/{owner}/memory", w.token, body, expect=201))
+    url = f"/workspaces/{ws_id}/conversations/{conv}/memory_block"
+    _block_worlds[id(w)] = url
+    return url
+
+
+def _memory_block(budget: int) -> Callable[[World, int], Step]:
+    def prepare(w: World, i: int) -> Step:
+        return Step("POST", _block_conversation(w), w.token, {"memory_block": {"budget_bytes": budget}})
+
+    return prepare
+
+
+def _block_included(budget: int) -> int:
+    """Documents a budget includes: group/'s 64 are the newest and cost the same each; 1 MiB holds all 256."""
+    from agent_memory.block import Entry, section_cost
+
+    fits = budget // section_cost(Entry("group/b-00.md", BLOCK_DOC_BYTES, "2026-01-01T00:00:00.000Z"))
+    return fits if fits < BLOCK_DOCS else len(_BLOCK_ROOTS) * BLOCK_DOCS
+
+
+_BLOCK_READ = "batch read + GetItem (the group/ alias) + 1 Query per anchor, 4 in parallel"
+_BLOCK_SMALL, _BLOCK_WHOLE = 16 * 1024, 1024 * 1024
+
+
+_BATCH = "one BatchGetItem: token+workspace+member+conversation(+document)"
+_COMMIT = "S3 put + one DynamoDB commit (+ the batch read)"
+
+# ---- fork: a conversation of 64 documents of 1000 bytes, forked; each child is removed again, untimed,
+# so the table (and moto's transaction cost, which grows with it) stays the same size for every call.
+
+FORK_VERB = "fork 64"
+FORK_DOCS = 64
+FORK_DOC_BYTES = 1000
+_fork_worlds: dict[int, tuple[str, str]] = {}
+
+
+def _fork_parent(w: World) -> tuple[str, str]:
+    """(workspace, conversation) of the 64-document parent, built on first use (untimed)."""
+    found = _fork_worlds.get(id(w))
+    if found is not None:
+        return found
+    ws = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "fork"}}, expect=201))
+    ws_id = ws["workspace"]["public_id"]
+    out = w.h.call(Step("POST", f"/workspaces/{ws_id}/conversations", w.token, {"conversation": {}}, expect=201))
+    conv = out["conversation"]["public_id"]
+    for i in range(FORK_DOCS):
+        content = (_markdown(f"fork {i}", 20) * 2)[:FORK_DOC_BYTES]
+        body = {
+            "memory": {
+                "path": f"conversation/f-{i:02d}.md",
+                "content": content,
+                "expected_public_id": None,
+                "expected_lock_version": None,
+            }
+        }
+        w.h.call(Step("POST", f"/workspaces/{ws_id}/conversations/{conv}/memory", w.token, body, expect=201))
+    _fork_worlds[id(w)] = (ws_id, conv)
+    return ws_id, conv
+
+
+def _fork(w: World, i: int) -> Step:
+    ws_id, conv = _fork_parent(w)
+    return Step("POST", f"/workspaces/{ws_id}/conversations/{conv}/fork", w.token, expect=201)
+
+
+def _unfork(w: World, i: int, out: dict[str, Any]) -> None:
+    child = out["conversation"]["public_id"]
+    anchor = f"ANCHOR#conversation#{child}"
+    keys = [("CONV#" + child, "CONV"), (anchor, "#META")] + [(anchor, f"DOC#f-{k:02d}.md") for k in range(FORK_DOCS)]
+    ddb = aws_clients()[0]
+    table = get_store().table
+    for k in range(0, len(keys), 25):
+        batch = [{"DeleteRequest": {"Key": {"pk": {"S": pk}, "sk": {"S": sk}}}} for pk, sk in keys[k : k + 25]]
+        ddb.batch_write_item(RequestItems={table: batch})
+
+
+def fork_vs_copy(w: World, n: int) -> None:
+    """What a fork that copied content would cost instead: read and write each of the 64 versions."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = get_store()
+    _, conv = _fork_parent(w)
+    docs = store.list_documents(Anchor("conversation", conv))
+    samples: list[float] = []
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        for k in range(n):
+            CACHE.clear()
+            start = time.perf_counter_ns()
+
+            def copy(d: Any, k: int = k) -> int:
+                text = store.read_content(d.content_key)
+                store.put_content(f"{d.content_key}-copy-{k}", text)
+                return len(text.encode())
+
+            copied = sum(pool.map(copy, docs))
+            samples.append(ms(time.perf_counter_ns() - start))
+    print(
+        f"\nFork vs copying the content ({len(docs)} documents, {copied} bytes): a copy-on-write fork reads and "
+        f"writes 0 S3 bytes in 3 DynamoDB requests; copying instead takes {2 * len(docs)} S3 requests "
+        f"(get + put each, 16 in parallel) moving {2 * copied} bytes: p50 {pct(samples, 50):.2f} ms, "
+        f"p99 {pct(samples, 99):.2f} ms over {n} runs, before writing any pointer row (compare 'fork 64' above)."
+    )
+
+
+VERBS: list[Verb] = [
+    Verb("list", Target(3, 0, "batch read + 1 Query per bound anchor (conversation, workspace)"), _list),
+    Verb(
+        "show", Target(1, 0, f"{_BATCH}; content cached"), _show, cold=Target(1, 1, f"{_BATCH} + S3 get (cache empty)")
+    ),
+    Verb("write (create)", Target(2, 1, _COMMIT), _create, _uncreate),
+    Verb("write (replace)", Target(2, 1, _COMMIT), _replace, lambda w, i, out: w.remember(out)),
+    Verb("edit", Target(2, 1, f"{_COMMIT}; old content cached"), _edit, _edited),
+    Verb(
+        "grep (regex)",
+        Target(3, 0, "as list; contents cached"),
+        _grep,
+        cold=Target(3, 12, "as list + one S3 get per document, 12 (cache empty)"),
+    ),
+    Verb("grep (literal)", Target(3, 0, "as list; contents cached"), _grep_literal),
+    Verb("delete", Target(2, 0, "one DynamoDB commit (+ the batch read)"), _delete),
+    Verb("show_conversation", Target(1, 0, "one BatchGetItem"), _show_conversation),
+    Verb(
+        "workspace show",
+        Target(1, 0, "one BatchGetItem: token+workspace+member+document"),
+        _ws_show,
+        cold=Target(1, 1, "one BatchGetItem + S3 get (cache empty)"),
+    ),
+    Verb(
+        FORK_VERB,
+        Target(3, 0, "batch read + one Query (parent rows) + one TransactWriteItems (child + 64 copies); 0 S3"),
+        _fork,
+        _unfork,
+    ),
+    Verb(
+        "memory_block 4x64 16K",
+        Target(6, 0, f"{_BLOCK_READ}; contents cached"),
+        _memory_block(_BLOCK_SMALL),
+        cold=Target(6, _block_included(_BLOCK_SMALL), "as warm + one parallel S3 get per included document only"),
+    ),
+    Verb(
+        "memory_block 4x64 1M",
+        Target(6, 0, f"{_BLOCK_READ}; contents cached"),
+        _memory_block(_BLOCK_WHOLE),
+        cold=Target(6, _block_included(_BLOCK_WHOLE), "as warm + 256 parallel S3 gets (every document fits)"),
+    ),
+]
+
+
+# ---- running and reporting -------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    verb: Verb
+    label: str
+    target: Target
+    samples: list[Sample]
+    seconds: float  # the row's whole cost: setting the stage, warm-up and measuring
+
+
+def run_verb(
+    w: World, verb: Verb, warmup: int, n: int, *, cold: bool, base: int, budget: float = math.inf, floor: int = MIN_N
+) -> list[Sample]:
+    """Warm-up calls, then up to n measured ones. Each phase stops early once its time is spent (half the
+    budget for the warm-up, at least 2 calls; the budget for measuring, at least `floor`), so a loaded
+    machine or a heavy verb cannot stretch the run much past its two minutes."""
+
+    def once(i: int) -> Sample:
+        step = verb.prepare(w, i)
+        if cold:
+            CACHE.clear()
+        sample, out = w.h.measure(step)
+        if verb.after is not None:
+            verb.after(w, i, out)
+        return sample
+
+    stop = time.monotonic() + budget / 2
+    for k in range(warmup):
+        if k >= 2 and time.monotonic() > stop:
+            break
+        once(base + k)
+    samples: list[Sample] = []
+    stop = time.monotonic() + budget
+    for k in range(warmup, warmup + n):
+        if len(samples) >= min(floor, n) and time.monotonic() > stop:
+            break
+        samples.append(once(base + k))
+    return samples
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
+    return ordered[index]
+
+
+def ms(ns: float) -> float:
+    return ns / 1e6
+
+
+def ops_text(samples: list[Sample]) -> tuple[str, float, float]:
+    """'BatchGetItem 1, Query 2' per call (with a range when calls differ), plus mean DynamoDB and S3 counts."""
+    names = sorted({op for s in samples for op in s.ops})
+    parts = []
+    for op in names:
+        counts = [s.ops.get(op, 0) for s in samples]
+        lo, hi = min(counts), max(counts)
+        parts.append(f"{op.split(':')[1]} {lo}" if lo == hi else f"{op.split(':')[1]} {lo}-{hi}")
+    ddb = sum(c for s in samples for op, c in s.ops.items() if op.startswith("dynamodb:")) / len(samples)
+    s3 = sum(c for s in samples for op, c in s.ops.items() if op.startswith("s3:")) / len(samples)
+    return ", ".join(parts) or "none", ddb, s3
+
+
+def report(results: list[Result], args: argparse.Namespace) -> bool:
+    out = sys.stdout
+    print("\nAWS requests per call, mean (S3 and DynamoDB counted with botocore event hooks)", file=out)
+    print(f"{'verb':<24} {'ddb':>4} {'s3':>4}  {'by operation':<48} {'target':>6}  {'ok':<3} why", file=out)
+    all_ok = True
+    for r in results:
+        text, ddb, s3 = ops_text(r.samples)
+        ok = ddb == r.target.dynamodb and s3 == r.target.s3
+        all_ok &= ok
+        tgt = f"{r.target.dynamodb}+{r.target.s3}"
+        print(
+            f"{r.label:<24} {ddb:>4g} {s3:>4g}  {text:<48} {tgt:>6}  {'yes' if ok else 'NO':<3} {r.target.note}",
+            file=out,
+        )
+
+    cpu = args.storage == "process"  # with moto in this process, its CPU would count as ours
+    judged = "own cpu" if cpu else "own"
+    print(
+        f"\nHandler time in ms, over n calls after {args.warmup} warm-up calls. total = the handler's wall time; "
+        "own = total minus the time inside AWS calls.\nown cpu = this process's CPU time minus botocore's: what "
+        "the handler itself computes, steady under machine load (the target is judged on it);\nsdk cpu = "
+        "botocore's own CPU inside the calls (build, sign, parse, connect), which Lambda pays too.",
+        file=out,
+    )
+    print(
+        f"{'verb':<24} {'n':>4} {'total p50':>9} {'total p99':>9} {'own p50':>8} {'own p99':>8} {'own/total':>9} "
+        f"{'own cpu p50':>11} {'sdk cpu p50':>11}  {judged}<{OWN_TARGET_MS:g}ms  row secs",
+        file=out,
+    )
+    for r in results:
+        total = [ms(s.total_ns) for s in r.samples]
+        own = [ms(s.own_ns) for s in r.samples]
+        own50, total50 = pct(own, 50), pct(total, 50)
+        own_cpu50 = pct([ms(s.own_cpu_ns) for s in r.samples], 50)
+        own_cpu = f"{own_cpu50:>11.3f}" if cpu else f"{'-':>11}"
+        sdk_cpu = f"{pct([ms(s.aws_cpu_ns) for s in r.samples], 50):>11.3f}" if cpu else f"{'-':>11}"
+        fast = (own_cpu50 if cpu else own50) < OWN_TARGET_MS
+        all_ok &= fast
+        print(
+            f"{r.label:<24} {len(r.samples):>4} {total50:>9.2f} {pct(total, 99):>9.2f} {own50:>8.3f} "
+            f"{pct(own, 99):>8.3f} {own50 / total50:>9.1%} {own_cpu} {sdk_cpu}  "
+            f"{'yes' if fast else 'NO':<{len(judged) + 6}}{r.seconds:>9.1f}",
+            file=out,
+        )
+    return all_ok
+
+
+def machine_note(args: argparse.Namespace) -> str:
+    impl = platform.python_implementation()
+    where = (
+        "in a child process (--storage process)"
+        if args.storage == "process"
+        else "in this process (--storage thread: its work competes for the GIL and can inflate 'own')"
+    )
+    return (
+        f"agent-memory bench: {impl} {platform.python_version()} on {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {args.warmup} warm-up + up to {args.n} "
+        f"measured calls per verb, {args.budget:g} s of measuring each at most{' (--quick)' if args.quick else ''}.\n"
+        f"Storage is the local service's serialised moto server on loopback, {where}: its latency is "
+        "in 'total' but not in 'own'.\nHandlers are the functions' real Lambda handlers called in-process with "
+        "HTTP API v2 events (no HTTP server); log level "
+        f"{os.environ.get('POWERTOOLS_LOG_LEVEL')}. Cold rows empty the content cache only, not the container.\n"
+        "moto's server closes every connection, so each AWS call here also pays a TCP connect (in 'sdk cpu' and "
+        "'total') that a warm Lambda's keep-alive pool would not; reading an S3 body happens after botocore "
+        "returns, so it counts as 'own' in cold rows."
+    )
+
+
+def profile(w: World, verb: Verb, n: int, base: int) -> None:
+    """cProfile the handler calls of one verb (this thread only: the store's pool threads are not seen)."""
+    prof = cProfile.Profile()
+    for k in range(n):
+        step = verb.prepare(w, base + k)
+        handler, event = w.h.event(step)
+        prof.enable()
+        result = handler(event, None)
+        prof.disable()
+        if verb.after is not None:
+            verb.after(w, base + k, _checked(step, result))
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    stats.sort_stats("tottime").print_stats(20)
+    stats.sort_stats("cumulative").print_stats(25)
+    print(f"\ncProfile of {verb.name!r} over {n} calls (AWS calls included; see tottime for our own code)")
+    print(buf.getvalue())
+
+
+_MOTO_CHILD = """
+import sys
+from agent_memory.local.moto_backend import EmbeddedMoto
+moto = EmbeddedMoto().start()
+print(moto.url, flush=True)
+sys.stdin.read()
+"""
+
+
+def moto_process() -> tuple[subprocess.Popen[str], str]:
+    """The local service's serialised moto in a child process, so its work never holds our GIL."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _MOTO_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    url = child.stdout.readline().strip()
+    if not url.startswith("http://127.0.0.1:"):
+        child.kill()
+        raise RuntimeError(f"moto child did not start: {url!r}")
+    return child, url
+
+
+def stop_child(child: subprocess.Popen[str]) -> None:
+    assert child.stdin is not None
+    child.stdin.close()  # its cue to exit
+    try:
+        child.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        child.kill()  # still busy with a request the bench no longer waits for
+        child.wait()
+
+
+def _isolate_environment() -> None:
+    # The bench only ever talks to its own embedded moto: never to an endpoint or account from the shell.
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # moto's placeholder
+    os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument("-n", type=int, default=None, help="measured calls per verb (default 200, quick 30)")
+    parser.add_argument("--warmup", type=int, default=None, help="unmeasured calls first (default 20, quick 5)")
+    parser.add_argument("--only", default="", help="comma-separated verb names to run (default: all)")
+    parser.add_argument("--profile", default="", help="also cProfile this verb and print the top costs")
+    parser.add_argument(
+        "--storage",
+        choices=("process", "thread"),
+        default="process",
+        help="the serialised moto in a child process (default: its work cannot steal the "
+        "handler's GIL and inflate 'own'), or in this process as `agent-memory serve` runs it",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help=f"seconds of measuring per verb before it stops at {MIN_N} or more calls (default 3, quick 1)",
+    )
+    args = parser.parse_args(argv)
+    args.budget = args.budget or (1.0 if args.quick else 3.0)
+    args.n = args.n or (30 if args.quick else 200)
+    args.warmup = args.warmup if args.warmup is not None else (5 if args.quick else 20)
+    only = {v.strip() for v in args.only.split(",") if v.strip()}
+    verbs = [v for v in VERBS if not only or v.name in only]
+    if not verbs:
+        parser.error(f"no verb matches --only; choose from: {', '.join(v.name for v in VERBS)}")
+
+    _isolate_environment()
+    started = time.perf_counter()
+    child = None
+    if args.storage == "process":
+        # start_local then uses this endpoint as it would any existing moto or LocalStack.
+        child, os.environ["AWS_ENDPOINT_URL"] = moto_process()
+    service = start_local(port=0)
+    try:
+        world = World(Harness(service)).build()
+        print(machine_note(args))
+        results: list[Result] = []
+        base = 0
+        for verb in verbs:
+            t0 = time.monotonic()
+            samples = run_verb(world, verb, args.warmup, args.n, cold=False, base=base, budget=args.budget)
+            results.append(Result(verb, verb.name, verb.target, samples, time.monotonic() - t0))
+            base += args.warmup + args.n
+            if verb.cold is not None:
+                t0, cold_n = time.monotonic(), max(MIN_N, args.n // 10)
+                samples = run_verb(world, verb, 0, cold_n, cold=True, base=base, budget=args.budget / 2, floor=3)
+                results.append(Result(verb, f"{verb.name} (cold)", verb.cold, samples, time.monotonic() - t0))
+                base += cold_n
+        ok = report(results, args)
+        if any(v.name == FORK_VERB for v in verbs):
+            fork_vs_copy(world, MIN_N)  # a comparison: a handful of runs shows the order of magnitude
+        if args.profile:
+            chosen = [v for v in VERBS if v.name == args.profile]
+            if not chosen:
+                parser.error(f"--profile: no verb named {args.profile!r}")
+            profile(world, chosen[0], args.n, base)
+        print(
+            f"\n{'all targets met' if ok else 'SOME TARGETS MISSED (marked NO)'}; "
+            f"ran in {time.perf_counter() - started:.1f} s"
+        )
+    finally:
+        service.stop()
+        if child is not None:
+            stop_child(child)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""The usual world for the issue-2 HTTP tests (an owner, a workspace, a conversation) and ways to look at it.
+
+The storage helpers read the embedded moto directly: they prove what a user cannot see over HTTP (only
+hashes are stored, content versions are immutable objects) without going through the code under test.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer
+
+from ..support import Api, Who, conv_base, ws_base
+
+DOC_KEYS = {"path", "public_id", "lock_version", "bytesize", "description", "written_at"}
+SHOW_KEYS = DOC_KEYS | {"content"}
+
+
+@dataclass
+class World:
+    api: Api
+    owner: Who
+    ws: str
+    conv: str
+
+    @property
+    def base(self) -> str:
+        return conv_base(self.ws, self.conv)
+
+    @property
+    def ws_base(self) -> str:
+        return ws_base(self.ws)
+
+    def revision(self, conv: str | None = None) -> int:
+        value: int = self.api.show_conversation(self.owner, self.ws, conv or self.conv)["context_revision"]
+        return value
+
+    def listing(self) -> list[dict[str, Any]]:
+        r = self.api.ls(self.owner, self.base)
+        assert r.status_code == 200, r.text
+        rows: list[dict[str, Any]] = r.json()["memory"]
+        return rows
+
+    def shown(self, path: str) -> dict[str, Any] | None:
+        r = self.api.show(self.owner, self.base, path)
+        if r.status_code == 404:
+            return None
+        assert r.status_code == 200, r.text
+        doc: dict[str, Any] = r.json()["memory"]
+        return doc
+
+    def state(self) -> tuple[int, list[dict[str, Any]]]:
+        """The revision and the listing: any accepted change moves one of them (version, id, size, age)."""
+        return self.revision(), self.listing()
+
+    def snapshot(self) -> tuple[int, list[dict[str, Any]], dict[str, str]]:
+        """What a refusal must leave alone: the revision, the listing and every document's content."""
+        rows = self.listing()
+        contents = {}
+        for row in rows:
+            doc = self.shown(row["path"])
+            assert doc is not None
+            contents[row["path"]] = doc["content"]
+        return self.revision(), rows, contents
+
+
+def make_world(api: Api) -> World:
+    owner = api.account()
+    ws = api.workspace(owner)
+    return World(api, owner, ws, api.conversation(owner, ws))
+
+
+# ---- the storage behind the gateway ------------------------------------------------------------------
+
+
+def _dynamodb() -> Any:
+    return boto3.client("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name="us-east-1")
+
+
+def _s3() -> Any:
+    return boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name="us-east-1")
+
+
+def scan_table() -> list[dict[str, Any]]:
+    ddb = _dynamodb()
+    deser = TypeDeserializer()
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": os.environ["TABLE_NAME"]}
+    while True:
+        page = ddb.scan(**kwargs)
+        items += [{k: deser.deserialize(v) for k, v in raw.items()} for raw in page["Items"]]
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def bucket_objects(prefix: str = "") -> dict[str, str]:
+    """Every object in the content bucket under `prefix`, key -> text."""
+    s3 = _s3()
+    bucket = os.environ["BUCKET_NAME"]
+    out: dict[str, str] = {}
+    kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
+    while True:
+        page = s3.list_objects_v2(**kwargs)
+        for obj in page.get("Contents", []):
+            body = s3.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+            out[obj["Key"]] = body.decode("utf-8")
+        if not page.get("IsTruncated"):
+            return out
+        kwargs["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def document_item(scope: str, owner_id: str, rest: str) -> dict[str, Any] | None:
+    """The pointer row of one document, found by scanning (the test does not reuse the store's key code)."""
+    for item in scan_table():
+        if item.get("sk") == f"DOC#{rest}" and str(item.get("pk", "")).endswith(f"{scope}#{owner_id}"):
+            return item
+    return None
