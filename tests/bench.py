@@ -192,6 +192,11 @@ def _markdown(title: str, lines: int) -> str:
     return "\n".join(body) + "\n"
 
 
+def _write_body(path: str, content: str, pid: str | None = None, lv: int | None = None) -> dict[str, Any]:
+    """A write request: a create unless (pid, lv) names the version it replaces."""
+    return {"memory": {"path": path, "content": content, "expected_public_id": pid, "expected_lock_version": lv}}
+
+
 @dataclass
 class World:
     """One account, one workspace, one Human-answered conversation with a few documents in each root."""
@@ -238,8 +243,7 @@ class World:
         return self
 
     def write(self, base: str, path: str, content: str) -> dict[str, Any]:
-        pid, lv = self.pairs.get(path, (None, None))
-        body = {"memory": {"path": path, "content": content, "expected_public_id": pid, "expected_lock_version": lv}}
+        body = _write_body(path, content, *self.pairs.get(path, (None, None)))
         out = self.h.call(Step("POST", base, self.token, body, expect=201))
         self.remember(out)
         return out
@@ -308,14 +312,7 @@ def _grep_literal(w: World, i: int) -> Step:
 
 
 def _create(w: World, i: int) -> Step:
-    body = {
-        "memory": {
-            "path": f"conversation/new-{i}.md",
-            "content": _markdown(f"new {i}", 20),
-            "expected_public_id": None,
-            "expected_lock_version": None,
-        }
-    }
+    body = _write_body(f"conversation/new-{i}.md", _markdown(f"new {i}", 20))
     return Step("POST", w.conv_mem, w.token, body, expect=201)
 
 
@@ -326,15 +323,7 @@ def _uncreate(w: World, i: int, out: dict[str, Any]) -> None:
 
 
 def _replace(w: World, i: int) -> Step:
-    pid, lv = w.pairs["conversation/replace.md"]
-    body = {
-        "memory": {
-            "path": "conversation/replace.md",
-            "content": _markdown(f"replace {i}", 40),
-            "expected_public_id": pid,
-            "expected_lock_version": lv,
-        }
-    }
+    body = _write_body("conversation/replace.md", _markdown(f"replace {i}", 40), *w.pairs["conversation/replace.md"])
     return Step("POST", w.conv_mem, w.token, body, expect=201)
 
 
@@ -401,14 +390,7 @@ def _block_conversation(w: World) -> str:
         owner, path_root = (group, "conversation") if root == "group" else (conv, root)
         for i in range(BLOCK_DOCS):
             content = (_markdown(f"{root} block {i}", 20) * 2)[:BLOCK_DOC_BYTES]
-            body = {
-                "memory": {
-                    "path": f"{path_root}/b-{i:02d}.md",
-                    "content": content,
-                    "expected_public_id": None,
-                    "expected_lock_version": None,
-                }
-            }
+            body = _write_body(f"{path_root}/b-{i:02d}.md", content)
             w.h.call(Step("POST", f"/workspaces/{ws_id}/conversations/{owner}/memory", w.token, body, expect=201))
     url = f"/workspaces/{ws_id}/conversations/{conv}/memory_block"
     _block_worlds[id(w)] = url
@@ -457,14 +439,7 @@ def _fork_parent(w: World) -> tuple[str, str]:
     conv = out["conversation"]["public_id"]
     for i in range(FORK_DOCS):
         content = (_markdown(f"fork {i}", 20) * 2)[:FORK_DOC_BYTES]
-        body = {
-            "memory": {
-                "path": f"conversation/f-{i:02d}.md",
-                "content": content,
-                "expected_public_id": None,
-                "expected_lock_version": None,
-            }
-        }
+        body = _write_body(f"conversation/f-{i:02d}.md", content)
         w.h.call(Step("POST", f"/workspaces/{ws_id}/conversations/{conv}/memory", w.token, body, expect=201))
     _fork_worlds[id(w)] = (ws_id, conv)
     return ws_id, conv

@@ -6,8 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+from agent_memory.client import MemoryClient
 
 API = "/agent_api/v1"
+
+# memory_context entries binding each scope under its own name, read_write; `{**X, ...}` varies one.
+CONV = {"name": "conversation", "scope": "conversation", "access": "read_write"}
+WORKSPACE = {"name": "workspace", "scope": "workspace", "access": "read_write"}
+USER = {"name": "user", "scope": "user", "access": "read_write"}
+AGENT = {"name": "agent", "scope": "agent", "access": "read_write"}
+SPEAKER = {"name": "speaker", "scope": "speaker", "access": "read_write"}
 
 
 @dataclass
@@ -87,6 +95,12 @@ class Api:
         assert r.status_code == 201, r.text
         return str(r.json()["conversation"]["public_id"])
 
+    def room(self) -> tuple[Who, str, str]:
+        """A new account's Human, a workspace of theirs and one conversation in it."""
+        owner = self.account()
+        ws = self.workspace(owner)
+        return owner, ws, self.conversation(owner, ws)
+
     def show_conversation(self, who: Who, ws: str, conv: str) -> dict[str, Any]:
         r = self.get(f"/workspaces/{ws}/conversations/{conv}", who)
         assert r.status_code == 200, r.text
@@ -134,6 +148,23 @@ class Api:
         return self.get(base, who, params=params or None)
 
 
+def client_room(url: str, operator_key: str) -> tuple[MemoryClient, MemoryClient, str]:
+    """The same start through the Python client: (the operator's client, a new account's Human's, a workspace)."""
+    admin = MemoryClient(url, operator_key=operator_key)
+    owner = admin.with_token(admin.create_account("acme", "ada")["token"])
+    return admin, owner, owner.create_workspace("room")["public_id"]
+
+
+def bindings(*items: dict[str, Any]) -> dict[str, Any]:
+    """A memory_context value binding `items` in order."""
+    return {"bindings": list(items)}
+
+
+def alias(conv: str, access: str = "read", name: str = "group") -> dict[str, Any]:
+    """A binding that reaches another conversation's rows under `name`/."""
+    return {"name": name, "scope": "conversation", "access": access, "conversation_public_id": conv}
+
+
 def conv_base(ws: str, conv: str) -> str:
     return f"/workspaces/{ws}/conversations/{conv}/memory"
 
@@ -152,3 +183,16 @@ def code(r: requests.Response) -> tuple[int, str | None]:
 def pair(r: requests.Response) -> tuple[str, int]:
     m = r.json()["memory"]
     return m["public_id"], m["lock_version"]
+
+
+def created(r: requests.Response) -> tuple[str, int]:
+    """The pair of a document a write just created (or replaced): 201 or the test stops here."""
+    assert r.status_code == 201, r.text
+    return pair(r)
+
+
+def listed(api: Api, who: Who, base: str, **params: str) -> list[str]:
+    """The paths a door's listing shows `who`, in the listing's order."""
+    r = api.ls(who, base, **params)
+    assert r.status_code == 200, r.text
+    return [m["path"] for m in r.json()["memory"]]

@@ -270,6 +270,16 @@ def _without_none(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
+def _conditional(
+    expected: Expected, expected_context_revision: int | None, speaker_public_id: str | None
+) -> dict[str, Any]:
+    """What every conditional change carries after its own fields: the expectation, then the optional checks."""
+    return {
+        **expectation(expected),
+        **_without_none(expected_context_revision=expected_context_revision, speaker_public_id=speaker_public_id),
+    }
+
+
 # ---- the client -----------------------------------------------------------------------------------
 
 
@@ -587,8 +597,7 @@ class MemoryDoor:
         memory = {
             "path": path,
             "content": content,
-            **expectation(expected),
-            **_without_none(expected_context_revision=expected_context_revision, speaker_public_id=speaker_public_id),
+            **_conditional(expected, expected_context_revision, speaker_public_id),
         }
         if description is not UNSET:
             memory["description"] = description
@@ -609,8 +618,7 @@ class MemoryDoor:
             "path": path,
             "old_text": old_text,
             "new_text": new_text,
-            **expectation(expected),
-            **_without_none(expected_context_revision=expected_context_revision, speaker_public_id=speaker_public_id),
+            **_conditional(expected, expected_context_revision, speaker_public_id),
         }
         return _dict(self._call("edit", memory)["memory"])
 
@@ -639,11 +647,7 @@ class MemoryDoor:
         expected_context_revision: int | None = None,
         speaker_public_id: str | None = None,
     ) -> None:
-        memory = {
-            "path": path,
-            **expectation(expected),
-            **_without_none(expected_context_revision=expected_context_revision, speaker_public_id=speaker_public_id),
-        }
+        memory = {"path": path, **_conditional(expected, expected_context_revision, speaker_public_id)}
         self._call("delete", memory)
 
 

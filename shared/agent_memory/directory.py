@@ -13,13 +13,9 @@ from .ids import PresentedToken, mint_token, now_iso, uuid7
 from .memory import refuse_override
 from .model import Account, Agent, Anchor, Conversation, Human, Member, Principal, Speaker, TokenRow, Workspace
 from .ports import Ref, Store
-from .resolver import Context, Resolver, conversation_standing, require_token, workspace_role
+from .resolver import Context, Resolver, conversation_standing, not_found, require_token, workspace_role
 
 DEFINITION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
-
-
-def _not_found(what: str) -> ApiError:
-    return ApiError("not_found", f"No {what} with that id is visible to you.")
 
 
 def conversation_json(ctx: Context) -> dict[str, Any]:
@@ -34,9 +30,7 @@ def conversation_json(ctx: Context) -> dict[str, Any]:
         "archived": conv.archived,
         "created_at": conv.created_at,
         "memory_context": conv.memory_context,
-        "effective_memory_context": {
-            "bindings": [s.effective_json() for s in ctx.sources.values() if s.anchor is not None]
-        },
+        "effective_memory_context": {"bindings": [s.effective_json() for s in ctx.readable()]},
     }
 
 
@@ -120,7 +114,7 @@ class Directory:
         ws = got[Ref.workspace(ws_id)]
         role = workspace_role(principal, ws, got[Ref.member(ws_id, principal.public_id)])
         if role is None:
-            raise _not_found("workspace")
+            raise not_found("workspace")
         if role != "member":
             raise ApiError("not_authorized", "You have read-only standing in this workspace.")
         return principal, ws, got
@@ -136,7 +130,7 @@ class Directory:
         principal, ws, got = self._workspace_for(presented, ws_id, [target])
         row = got[target]
         if row is None or row.account_id != principal.account_id:
-            raise _not_found("human" if human_id else "agent")
+            raise not_found("human" if human_id else "agent")
         kind = "human" if human_id else "agent"
         member = Member(ws.public_id, kind, row.public_id, role, now_iso())  # type: ignore[arg-type]
         self.store.put_member(member)
@@ -178,7 +172,7 @@ class Directory:
         if answering_agent_id:
             agent = got[Ref.agent(answering_agent_id)]
             if agent is None or agent.account_id != principal.account_id:
-                raise _not_found("agent")
+                raise not_found("agent")
         conv = Conversation(
             uuid7(), ws.public_id, ws.account_id, principal.public_id, now_iso(), answering_agent_id=answering_agent_id
         )
@@ -323,12 +317,17 @@ class Directory:
             out["token"] = token
         return out
 
-    def _stewarded_agent(self, presented: PresentedToken | None, agent_id: str) -> tuple[Principal, Agent]:
+    def _account_agent(self, presented: PresentedToken | None, agent_id: str) -> tuple[Principal, Agent]:
+        """The caller and an agent of its account (not_found for any other)."""
         tok = require_token(presented)
         principal, got = self.resolver._first_round(tok, [Ref.agent(agent_id)])
         agent: Agent | None = got[Ref.agent(agent_id)]
         if agent is None or agent.account_id != principal.account_id:
-            raise _not_found("agent")
+            raise not_found("agent")
+        return principal, agent
+
+    def _stewarded_agent(self, presented: PresentedToken | None, agent_id: str) -> tuple[Principal, Agent]:
+        principal, agent = self._account_agent(presented, agent_id)
         if agent.steward_id != principal.public_id:
             raise ApiError("not_authorized", "Only the agent's steward can do this.")
         return principal, agent
@@ -344,11 +343,7 @@ class Directory:
         return {"token": token}
 
     def create_speaker(self, presented: PresentedToken | None, name: str, agent_id: str) -> dict[str, Any]:
-        tok = require_token(presented)
-        principal, got = self.resolver._first_round(tok, [Ref.agent(agent_id)])
-        agent: Agent | None = got[Ref.agent(agent_id)]
-        if agent is None or agent.account_id != principal.account_id:
-            raise _not_found("agent")
+        principal, agent = self._account_agent(presented, agent_id)
         if principal.public_id not in (agent.steward_id, agent.public_id):
             raise ApiError("not_authorized", "Only the agent itself or its steward can add its speakers.")
         speaker = Speaker(uuid7(), principal.account_id, agent.public_id, name, now_iso())

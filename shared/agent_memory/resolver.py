@@ -143,7 +143,7 @@ def authenticate(presented: PresentedToken, row: TokenRow | None) -> Principal:
     return Principal(row.principal_kind, row.principal_id, row.account_id)
 
 
-def _not_found(what: str) -> ApiError:
+def not_found(what: str) -> ApiError:
     return ApiError("not_found", f"No {what} with that id is visible to you.")
 
 
@@ -175,11 +175,47 @@ def host_standing(principal: Principal, ws: Workspace | None, member: Member | N
         and ws is not None
         and conv.workspace_id == ws.public_id
     ):
-        raise _not_found("workspace")
+        raise not_found("workspace")
     standing = conversation_standing(principal, ws, member, conv)
     if standing is None:
-        raise _not_found("conversation")
+        raise not_found("conversation")
     return standing
+
+
+def _host_refs(workspace_id: str, principal_id: str, conversation_id: str) -> list[Ref]:
+    """What a caller's standing on a conversation is read from: the workspace, its membership, the conversation."""
+    return [Ref.workspace(workspace_id), Ref.member(workspace_id, principal_id), Ref.conversation(conversation_id)]
+
+
+def _host_rows(
+    got: dict[Ref, Any], workspace_id: str, principal_id: str, conversation_id: str
+) -> tuple[Workspace | None, Member | None, Conversation | None]:
+    ws: Workspace | None = got[Ref.workspace(workspace_id)]
+    member: Member | None = got[Ref.member(workspace_id, principal_id)]
+    conv: Conversation | None = got[Ref.conversation(conversation_id)]
+    return ws, member, conv
+
+
+def _host(
+    principal: Principal, got: dict[Ref, Any], workspace_id: str, conversation_id: str
+) -> tuple[Workspace, Member | None, Conversation, str]:
+    """The rows behind a conversation URL and the caller's standing there (not_found when it cannot see it)."""
+    ws, member, conv = _host_rows(got, workspace_id, principal.public_id, conversation_id)
+    standing = host_standing(principal, ws, member, conv)
+    assert ws is not None and conv is not None
+    return ws, member, conv, standing
+
+
+def _alias_source(
+    principal: Principal, ws: Workspace, member: Member | None, b: Binding, got: dict[Ref, Any]
+) -> Source:
+    """A root aliasing another conversation: writable only where the caller may write that conversation too."""
+    assert b.conversation_public_id is not None
+    alias: Conversation | None = got.get(Ref.conversation(b.conversation_public_id))
+    alias_standing = conversation_standing(principal, ws, member, alias)
+    if alias is None or alias_standing is None:
+        return Source(b, None, False, "its conversation is missing or not visible to you")
+    return Source(b, Anchor("conversation", alias.public_id), b.access == "read_write" and alias_standing == "write")
 
 
 def frozen_binding(entry: dict[str, Any]) -> Binding:
@@ -203,11 +239,7 @@ def frozen_anchor(entry: dict[str, Any]) -> Anchor:
 def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
     """What a tool call reads besides the execution: standing, aliases, and the documents it names."""
     by_root = {e["name"]: e for e in ex.bindings}
-    refs = [
-        Ref.workspace(ex.workspace_id),
-        Ref.member(ex.workspace_id, ex.principal_id),
-        Ref.conversation(ex.conversation_id),
-    ]
+    refs = _host_refs(ex.workspace_id, ex.principal_id, ex.conversation_id)
     refs += [Ref.conversation(e["conversation_public_id"]) for e in ex.bindings if e.get("conversation_public_id")]
     # Every anchor is known from the frozen entries, so the documents ride in the same round.
     refs += [Ref.document(frozen_anchor(by_root[mp.root]), mp.rest) for mp in paths if mp.root in by_root]
@@ -279,7 +311,7 @@ class Resolver:
     ) -> Context:
         presented = require_token(presented)
         pid = presented.principal_id
-        refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, pid), Ref.conversation(conversation_id)]
+        refs = _host_refs(workspace_id, pid, conversation_id)
         if presented.principal_kind == "agent":
             refs.append(Ref.agent(pid))
         if speaker_selector:
@@ -293,11 +325,7 @@ class Resolver:
             elif mp.root == "user" and presented.principal_kind == "human":
                 refs.append(Ref.document(Anchor("user", pid), mp.rest))
         principal, got = self._first_round(presented, refs)
-        ws: Workspace | None = got[Ref.workspace(workspace_id)]
-        member: Member | None = got[Ref.member(workspace_id, pid)]
-        conv: Conversation | None = got[Ref.conversation(conversation_id)]
-        standing = host_standing(principal, ws, member, conv)
-        assert ws is not None and conv is not None
+        ws, member, conv, standing = _host(principal, got, workspace_id, conversation_id)
         if write and standing != "write":
             raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
         speaker = self._selected_speaker(principal, speaker_selector, got)
@@ -381,13 +409,8 @@ class Resolver:
             if b.scope == "conversation":
                 if b.conversation_public_id is None:
                     out[b.name] = Source(b, Anchor("conversation", conv.public_id), rw and host_write)
-                    continue
-                alias: Conversation | None = got.get(Ref.conversation(b.conversation_public_id))
-                alias_standing = conversation_standing(principal, ws, member, alias)
-                if alias is None or alias_standing is None:
-                    out[b.name] = Source(b, None, False, "its conversation is missing or not visible to you")
                 else:
-                    out[b.name] = Source(b, Anchor("conversation", alias.public_id), rw and alias_standing == "write")
+                    out[b.name] = _alias_source(principal, ws, member, b, got)
             elif b.scope == "workspace":
                 out[b.name] = Source(b, Anchor("workspace", ws.public_id), rw and host_write)
             elif b.scope == "user":
@@ -458,7 +481,7 @@ class Resolver:
         ws: Workspace | None = got[Ref.workspace(workspace_id)]
         role = workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
         if role is None:
-            raise _not_found("workspace")
+            raise not_found("workspace")
         if write and role != "member":
             raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
         # This door has no speaker/ root, but the selector is still checked: same verbs, same refusals.
@@ -499,7 +522,7 @@ class Resolver:
     ) -> Context:
         """The steward's door to a named definition's agent/ rows (the agent row is looked up by name first)."""
         if agent is None or agent.kind != "definition" or agent.steward_id != principal.public_id:
-            raise _not_found("agent definition")
+            raise not_found("agent definition")
         if speaker_selector is not None:
             # Only a Human reaches this door, and a Human controls no Speaker.
             self._selected_speaker(principal, speaker_selector, {})
@@ -526,8 +549,7 @@ class Resolver:
         conversation and this answerer. Either way the answerer's memory_context_limit narrows the list.
         """
         presented = require_token(presented)
-        pid = presented.principal_id
-        refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, pid), Ref.conversation(conversation_id)]
+        refs = _host_refs(workspace_id, presented.principal_id, conversation_id)
         if speaker_id:
             refs.append(Ref.speaker(speaker_id))
         if parent_id:
@@ -535,11 +557,7 @@ class Resolver:
         if delegate_id:
             refs.append(Ref.agent(delegate_id))
         principal, got = self._first_round(presented, refs)
-        ws: Workspace | None = got[Ref.workspace(workspace_id)]
-        member: Member | None = got[Ref.member(workspace_id, pid)]
-        conv: Conversation | None = got[Ref.conversation(conversation_id)]
-        standing = host_standing(principal, ws, member, conv)
-        assert ws is not None and conv is not None
+        ws, member, conv, standing = _host(principal, got, workspace_id, conversation_id)
         if standing != "write":
             raise ApiError("not_authorized", "Starting an execution needs write standing on the conversation.")
         if conv.archived:
@@ -548,7 +566,7 @@ class Resolver:
         if parent_id:
             parent = got[Ref.execution(parent_id)]
             if parent is None or parent.account_id != principal.account_id or parent.workspace_id != ws.public_id:
-                raise _not_found("parent execution")
+                raise not_found("parent execution")
             if speaker_id:
                 raise ApiError(
                     "parameter_invalid",
@@ -557,7 +575,7 @@ class Resolver:
         if delegate_id:
             delegate: Agent | None = got[Ref.agent(delegate_id)]
             if delegate is None or delegate.account_id != principal.account_id:
-                raise _not_found("agent")
+                raise not_found("agent")
         agent_id = delegate_id or conv.answering_agent_id
         configured = (
             tuple(frozen_binding(e) for e in parent.bindings) if parent else configured_bindings(conv.memory_context)
@@ -579,7 +597,7 @@ class Resolver:
             parent is not None
             and conversation_standing(principal, ws, member, got[Ref.conversation(parent.conversation_id)]) is None
         ):
-            raise _not_found("parent execution")
+            raise not_found("parent execution")
         subject: Speaker | None = None
         if parent is not None:
             subject = got.get(Ref.speaker(parent.speaker_id)) if parent.speaker_id else None
@@ -628,14 +646,12 @@ class Resolver:
             if ex is not None and (caller.kind, caller.public_id) != (ex.principal_kind, ex.principal_id):
                 ex = None
         if ex is None:
-            raise _not_found("execution")
+            raise not_found("execution")
         if eref in got:
             _EXECUTIONS.put(ex)
             got.update(self.store.get_many(_execution_refs(ex, paths)))
         principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id)
-        ws: Workspace | None = got[Ref.workspace(ex.workspace_id)]
-        member: Member | None = got[Ref.member(ex.workspace_id, ex.principal_id)]
-        conv: Conversation | None = got[Ref.conversation(ex.conversation_id)]
+        ws, member, conv = _host_rows(got, ex.workspace_id, ex.principal_id, ex.conversation_id)
         standing = conversation_standing(principal, ws, member, conv)
         if standing is None:
             raise ApiError("not_authorized", "The execution's principal no longer has standing in its conversation.")
@@ -647,12 +663,8 @@ class Resolver:
             rw = b.access == "read_write"
             anchor = frozen_anchor(e)
             if b.scope == "conversation" and b.conversation_public_id:
-                alias: Conversation | None = got.get(Ref.conversation(b.conversation_public_id))
-                alias_standing = conversation_standing(principal, ws, member, alias)
-                if alias is None or alias_standing is None:
-                    sources[b.name] = Source(b, None, False, "its conversation is missing or not visible to you")
-                else:
-                    sources[b.name] = Source(b, anchor, rw and alias_standing == "write")
+                # The frozen anchor of an alias is the aliased conversation itself.
+                sources[b.name] = _alias_source(principal, ws, member, b, got)
             elif b.scope in ("conversation", "workspace"):
                 sources[b.name] = Source(b, anchor, rw and host_write)
             else:

@@ -21,7 +21,7 @@ from .errors import ApiError
 from .ids import PresentedToken, is_uuid
 from .memory import Condition, MemoryService, refuse_override
 from .paths import MemoryPath, parse_document_path, parse_prefix, prefix_matches
-from .resolver import Context, Resolver
+from .resolver import Context, Resolver, not_found
 from .skills import SkillService
 
 UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
@@ -380,7 +380,7 @@ class ToolRunner:
         if tool is None:
             raise ApiError("not_found", f"There is no tool named {tool_name[:64]!r}; the tools are {', '.join(TOOLS)}.")
         if not is_uuid(execution_id):
-            raise ApiError("not_found", "No execution with that id is visible to you.")
+            raise not_found("execution")
         if not isinstance(raw_input, dict):
             raise ApiError("parameter_invalid", "input must be a JSON object of the tool's arguments.")
         # Validation needs no I/O, but its verdict waits until the caller is known to be the principal.

@@ -12,39 +12,20 @@ from typing import Any
 
 import requests
 
-from ..support import Api, Who, conv_base, ws_base
+from ..support import AGENT, CONV, SPEAKER, USER, WORKSPACE, Api, Who, bindings
+from .world import OwnedRoom
 
 SCOPE_WORDS = ("conversation", "workspace", "user", "agent", "speaker")
 
 
 def all_five(speaker: str) -> dict[str, Any]:
-    return {
-        "bindings": [
-            {"name": "conversation", "scope": "conversation", "access": "read_write"},
-            {"name": "workspace", "scope": "workspace", "access": "read_write"},
-            {"name": "user", "scope": "user", "access": "read_write"},
-            {"name": "agent", "scope": "agent", "access": "read_write"},
-            {"name": "speaker", "scope": "speaker", "access": "read_write", "speaker_public_id": speaker},
-        ]
-    }
+    return bindings(CONV, WORKSPACE, USER, AGENT, {**SPEAKER, "speaker_public_id": speaker})
 
 
 @dataclass
-class Five:
-    api: Api
-    ada: Who
+class Five(OwnedRoom):
     helper: Who
     speaker: str
-    ws: str
-    conv: str
-
-    @property
-    def base(self) -> str:
-        return conv_base(self.ws, self.conv)
-
-    @property
-    def ws_base(self) -> str:
-        return ws_base(self.ws)
 
     @property
     def conv_url(self) -> str:
@@ -56,10 +37,6 @@ class Five:
         if agent:
             fields["answering_agent_public_id"] = self.helper.public_id
         return self.api.conversation(self.ada, self.ws, **fields)
-
-    def revision(self, conv: str | None = None) -> int:
-        value: int = self.api.show_conversation(self.ada, self.ws, conv or self.conv)["context_revision"]
-        return value
 
     def skill(
         self, path: str, content: str, description: str, *, base: str | None = None, who: Who | None = None
@@ -78,12 +55,6 @@ class Five:
         url = f"/workspaces/{self.ws}/conversations/{conv or self.conv}/memory_block"
         return self.api.post(url, who or self.ada, {"memory_block": fields})
 
-    def listing(self, who: Who | None = None, base: str | None = None) -> list[dict[str, Any]]:
-        r = self.api.ls(who or self.ada, base or self.base)
-        assert r.status_code == 200, r.text
-        rows: list[dict[str, Any]] = r.json()["memory"]
-        return rows
-
     def set_override(self, provider: str | None, who: Who | None = None) -> requests.Response:
         return self.api.call(
             "PATCH",
@@ -99,4 +70,4 @@ def make_five(api: Api) -> Five:
     helper = api.agent(ada, "helper")
     speaker = api.speaker(ada, helper)
     conv = api.conversation(ada, ws, answering_agent_public_id=helper.public_id, memory_context=all_five(speaker))
-    return Five(api, ada, helper, speaker, ws, conv)
+    return Five(api, ada, ws, conv, helper=helper, speaker=speaker)

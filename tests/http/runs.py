@@ -11,25 +11,18 @@ from typing import Any
 
 import requests
 
-from ..support import Api, Who, conv_base
+from ..support import Api, Who
+from .world import OwnedRoom
 
 TOOL_NAMES = ["memory_ls", "memory_read", "memory_write", "memory_edit", "memory_delete", "skill"]
 
 
 @dataclass
-class Run:
-    api: Api
-    ada: Who
+class Run(OwnedRoom):
     alpha: Who
     bob: Who
     vic: Who
     visitor: str
-    ws: str
-    conv: str
-
-    @property
-    def base(self) -> str:
-        return conv_base(self.ws, self.conv)
 
     def conv_url(self, conv: str | None = None) -> str:
         return f"/workspaces/{self.ws}/conversations/{conv or self.conv}"
@@ -85,10 +78,6 @@ class Run:
                 return who
         raise AssertionError(f"unknown principal {pid}")
 
-    def revision(self, conv: str | None = None) -> int:
-        value: int = self.api.show_conversation(self.ada, self.ws, conv or self.conv)["context_revision"]
-        return value
-
     def roots(self, ex: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {b["name"]: b for b in ex["bindings"]}
 
@@ -114,4 +103,4 @@ def make_run(api: Api) -> Run:
     api.member(ada, ws, vic, role="viewer")
     visitor = api.speaker(ada, alpha)
     conv = api.conversation(ada, ws, answering_agent_public_id=alpha.public_id)
-    return Run(api, ada, alpha, bob, vic, visitor, ws, conv)
+    return Run(api, ada, ws, conv, alpha=alpha, bob=bob, vic=vic, visitor=visitor)

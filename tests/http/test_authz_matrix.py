@@ -25,7 +25,7 @@ from agent_memory.paths import parse_document_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ..support import Api, Who, code, conv_base, pair, ws_base
+from ..support import Api, Who, alias, code, conv_base, pair, ws_base
 
 PRINCIPALS = ("steward", "member", "viewer", "outsider", "foreigner", "answering", "sibling", "speakers_agent")
 VERBS = ("list", "show", "grep", "write", "edit", "delete")
@@ -271,7 +271,7 @@ def test_no_alias_reaches_another_workspace_or_another_account(world: World) -> 
     # When a conversation of the first room aliases either
     # Then neither is reachable
     for target in (other_room, foreign):
-        group = {"name": "group", "scope": "conversation", "access": "read", "conversation_public_id": target}
+        group = alias(target)
         r = api.post(
             f"/workspaces/{world.ws}/conversations/{host}/memory_context",
             ada,

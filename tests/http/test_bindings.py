@@ -2,62 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import requests
 
-from ..support import Api, Who, code, conv_base, pair
+from ..support import AGENT, CONV, SPEAKER, USER, WORKSPACE, Api, Who, alias, bindings, code, conv_base, listed, pair
+from .world import OwnedRoom
 
-CONV = {"name": "conversation", "scope": "conversation", "access": "read_write"}
-WORKSPACE = {"name": "workspace", "scope": "workspace", "access": "read_write"}
-USER = {"name": "user", "scope": "user", "access": "read_write"}
-AGENT = {"name": "agent", "scope": "agent", "access": "read_write"}
-SPEAKER = {"name": "speaker", "scope": "speaker", "access": "read_write"}
 UUID = "01990000-0000-7000-8000-000000000072"
 
 
-def bindings(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"bindings": list(items)}
-
-
-def alias(conv: str, access: str = "read", name: str = "group") -> dict[str, Any]:
-    return {"name": name, "scope": "conversation", "access": access, "conversation_public_id": conv}
-
-
-@dataclass
-class Room:
-    api: Api
-    ada: Who
-    ws: str
-    conv: str
-
-    @property
-    def base(self) -> str:
-        return conv_base(self.ws, self.conv)
-
-    def configure(self, value: Any, who: Who | None = None, conv: str | None = None) -> requests.Response:
-        return self.api.post(
-            f"/workspaces/{self.ws}/conversations/{conv or self.conv}/memory_context",
-            who or self.ada,
-            {"memory_context": value},
-        )
-
-    def revision(self) -> int:
-        return int(self.api.show_conversation(self.ada, self.ws, self.conv)["context_revision"])
-
+class Room(OwnedRoom):
     def listed(self, who: Who | None = None) -> list[str]:
-        r = self.api.ls(who or self.ada, self.base)
-        assert r.status_code == 200, r.text
-        return [m["path"] for m in r.json()["memory"]]
+        return listed(self.api, who or self.ada, self.base)
 
 
 @pytest.fixture
 def room(api: Api) -> Room:
-    ada = api.account()
-    ws = api.workspace(ada)
-    return Room(api, ada, ws, api.conversation(ada, ws))
+    return Room(api, *api.room())
 
 
 # ---- replaced whole ---------------------------------------------------------------------------------

@@ -58,6 +58,8 @@ from agent_memory.local.runtime import LocalService
 from agent_memory.tools import TOOLS
 from agent_memory.web.routes import ROUTES as SERVER_ROUTES
 
+from ..support import client_room
+
 # ---- the route table and the exception classes -----------------------------------------------------
 
 
@@ -351,9 +353,7 @@ class Room:
 
 @pytest.fixture
 def room(fresh: LocalService) -> Room:
-    admin = MemoryClient(fresh.url, operator_key=fresh.operator_key)
-    owner = admin.with_token(admin.create_account("acme", "ada")["token"])
-    ws = owner.create_workspace("room")["public_id"]
+    admin, owner, ws = client_room(fresh.url, fresh.operator_key)
     return Room(admin, owner, ws, owner.create_conversation(ws)["public_id"])
 
 

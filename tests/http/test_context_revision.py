@@ -87,10 +87,10 @@ def test_the_workspace_door_moves_no_conversation_revision(five: Five) -> None:
 
 
 def test_a_binding_change_moves_the_revision(five: Five) -> None:
-    r = five.api.post(f"{five.conv_url}/memory_context", five.ada, {"memory_context": None})
+    r = five.configure(None)
     assert r.status_code == 200, r.text
     assert r.json()["conversation"]["context_revision"] == 1
-    bad = five.api.post(f"{five.conv_url}/memory_context", five.ada, {"memory_context": {"bindings": "x"}})
+    bad = five.configure({"bindings": "x"})
     assert code(bad) == (422, "validation_failed")
     assert five.revision() == 1
 
@@ -193,7 +193,7 @@ def test_an_archived_conversation_refuses_writes_and_keeps_reads(five: Five) -> 
         api.write(ada, base, "conversation/a.md", "changed", pair(created)),
         api.edit(ada, base, "conversation/a.md", "kept", "changed", pair(created)),
         api.delete(ada, base, "conversation/a.md", pair(created)),
-        api.post(f"{five.conv_url}/memory_context", ada, {"memory_context": None}),
+        five.configure(None),
     ]
 
     # Then all are conversation_archived, reads still work, and nothing moved

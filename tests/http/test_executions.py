@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ..support import Api, code, conv_base, pair
+from ..support import AGENT, CONV, SPEAKER, WORKSPACE, Api, alias, bindings, code, conv_base, pair
 from .runs import TOOL_NAMES, Run, create, make_run
 
 EXECUTION_KEYS = {
@@ -28,15 +28,7 @@ def run(api: Api) -> Run:
 
 
 def shared_alias(group: str) -> dict[str, Any]:
-    return {
-        "bindings": [
-            {"name": "conversation", "scope": "conversation", "access": "read_write"},
-            {"name": "workspace", "scope": "workspace", "access": "read_write"},
-            {"name": "agent", "scope": "agent", "access": "read_write"},
-            {"name": "speaker", "scope": "speaker", "access": "read_write"},
-            {"name": "group", "scope": "conversation", "access": "read_write", "conversation_public_id": group},
-        ]
-    }
+    return bindings(CONV, WORKSPACE, AGENT, SPEAKER, alias(group, "read_write"))
 
 
 # ---- starting an execution ----------------------------------------------------------------------------
@@ -162,11 +154,7 @@ def test_a_later_binding_change_affects_new_executions_only(run: Run) -> None:
     assert run.api.write(run.ada, run.base, "workspace/handbook.md", "be kind").status_code == 201
     before = run.execution()
     # When the conversation's configuration drops workspace/
-    r = run.api.post(
-        f"{run.conv_url()}/memory_context",
-        run.ada,
-        {"memory_context": {"bindings": [{"name": "conversation", "scope": "conversation", "access": "read_write"}]}},
-    )
+    r = run.configure(bindings(CONV))
     assert r.status_code == 200, r.text
     after = run.execution()
     # Then the running execution still reads it, and a new one does not have the root
@@ -179,18 +167,7 @@ def test_a_later_binding_change_affects_new_executions_only(run: Run) -> None:
 def test_a_write_through_a_running_execution_keeps_its_access_mode(run: Run) -> None:
     # Given an execution started while workspace/ was read_write
     before = run.execution()
-    run.api.post(
-        f"{run.conv_url()}/memory_context",
-        run.ada,
-        {
-            "memory_context": {
-                "bindings": [
-                    {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                    {"name": "workspace", "scope": "workspace", "access": "read"},
-                ]
-            }
-        },
-    )
+    run.configure(bindings(CONV, {**WORKSPACE, "access": "read"}))
     after = run.execution()
     # Then the old run may still write the room, the new one is read-only there
     assert not run.tool(before, "memory_write", **create("workspace/a.md", "x"))["is_error"]
@@ -267,9 +244,7 @@ def test_a_spawned_child_inherits_the_bindings_relative_roots_follow_it_shared_a
 def test_a_spawn_ignores_the_child_conversations_own_configuration(run: Run) -> None:
     # Given a parent with default roots, and a child conversation configured with conversation/ only
     parent = run.execution()
-    child_conv = run.conversation(
-        memory_context={"bindings": [{"name": "conversation", "scope": "conversation", "access": "read_write"}]}
-    )
+    child_conv = run.conversation(memory_context=bindings(CONV))
     # Then the child execution still has the parent's roots
     child = run.execution(conv=child_conv, parent_execution_public_id=parent["public_id"])
     assert list(run.roots(child)) == ["conversation", "workspace", "agent"]
@@ -280,16 +255,7 @@ def test_a_profile_limit_can_exclude_an_inherited_shared_alias(run: Run) -> None
     # allows conversation/ and a read-only workspace/ only
     group = run.conversation()
     parent = run.execution(conv=run.conversation(memory_context=shared_alias(group)))
-    narrow = run.api.agent(
-        run.ada,
-        "narrow",
-        limit={
-            "bindings": [
-                {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                {"name": "workspace", "scope": "workspace", "access": "read"},
-            ]
-        },
-    )
+    narrow = run.api.agent(run.ada, "narrow", limit=bindings(CONV, {**WORKSPACE, "access": "read"}))
     child_conv = run.conversation(answering=narrow)
     # When the child execution is spawned there
     child = run.execution(conv=child_conv, parent_execution_public_id=parent["public_id"])

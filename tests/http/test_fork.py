@@ -11,10 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import requests
 from agent_memory.store import aws_clients
 
-from ..support import Api, Who, code, conv_base, pair
+from ..support import CONV, Api, Who, alias, bindings, code, conv_base, created
 
 MAX_DOCS = 64
 
@@ -47,11 +46,6 @@ def content(api: Api, who: Who, ws: str, conv: str, path: str) -> str | None:
     return text
 
 
-def written(r: requests.Response) -> tuple[str, int]:
-    assert r.status_code == 201, r.text
-    return pair(r)
-
-
 @contextmanager
 def aws_calls() -> Iterator[Counter[str]]:
     """Count every DynamoDB and S3 operation the service makes while the block runs."""
@@ -71,23 +65,17 @@ def aws_calls() -> Iterator[Counter[str]]:
             c.meta.events.unregister("before-call", unique_id="test-fork-count")
 
 
-def _room(api: Api) -> tuple[Who, str, str]:
-    ada = api.account()
-    ws = api.workspace(ada)
-    return ada, ws, api.conversation(ada, ws)
-
-
 # ---- what a fork copies ------------------------------------------------------------------------------
 
 
 def test_a_fork_lists_exactly_the_parents_documents_with_their_age_and_content(api: Api) -> None:
     # Given a conversation with a few documents, one of them rewritten, plus a workspace document
-    ada, ws, parent = _room(api)
+    ada, ws, parent = api.room()
     base = conv_base(ws, parent)
-    first = written(api.write(ada, base, "conversation/plan.md", "ship friday"))
-    written(api.write(ada, base, "conversation/plan.md", "ship monday", first))
-    written(api.write(ada, base, "conversation/notes/a.md", "alpha"))
-    written(api.write(ada, base, "workspace/team.md", "the team"))
+    first = created(api.write(ada, base, "conversation/plan.md", "ship friday"))
+    created(api.write(ada, base, "conversation/plan.md", "ship monday", first))
+    created(api.write(ada, base, "conversation/notes/a.md", "alpha"))
+    created(api.write(ada, base, "workspace/team.md", "the team"))
     before = api.show_conversation(ada, ws, parent)
 
     # When it is forked
@@ -112,9 +100,9 @@ def test_a_fork_lists_exactly_the_parents_documents_with_their_age_and_content(a
 
 def test_parent_and_child_never_see_each_others_later_writes_or_deletes(api: Api) -> None:
     # Given a parent with three documents, forked
-    ada, ws, parent = _room(api)
+    ada, ws, parent = api.room()
     pb = conv_base(ws, parent)
-    pairs = {p: written(api.write(ada, pb, f"conversation/{p}", f"{p} v0")) for p in ("a.md", "b.md", "c.md")}
+    pairs = {p: created(api.write(ada, pb, f"conversation/{p}", f"{p} v0")) for p in ("a.md", "b.md", "c.md")}
     child = fork(api, ada, ws, parent)["public_id"]
     cb = conv_base(ws, child)
 
@@ -146,10 +134,10 @@ def test_parent_and_child_never_see_each_others_later_writes_or_deletes(api: Api
 
 def test_a_fork_of_a_fork_copies_the_child_as_it_is(api: Api) -> None:
     # Given a parent, its fork, and a document only the fork has
-    ada, ws, parent = _room(api)
-    written(api.write(ada, conv_base(ws, parent), "conversation/root.md", "from the root"))
+    ada, ws, parent = api.room()
+    created(api.write(ada, conv_base(ws, parent), "conversation/root.md", "from the root"))
     child = fork(api, ada, ws, parent)["public_id"]
-    written(api.write(ada, conv_base(ws, child), "conversation/child.md", "from the child"))
+    created(api.write(ada, conv_base(ws, child), "conversation/child.md", "from the child"))
 
     # When the fork is forked again
     grandchild = fork(api, ada, ws, child)
@@ -167,10 +155,10 @@ def test_a_fork_of_a_fork_copies_the_child_as_it_is(api: Api) -> None:
 
 def test_a_full_conversation_forks_into_a_full_child(api: Api) -> None:
     # Given a conversation holding the maximum of 64 documents
-    ada, ws, parent = _room(api)
+    ada, ws, parent = api.room()
     base = conv_base(ws, parent)
     for i in range(MAX_DOCS):
-        written(api.write(ada, base, f"conversation/n{i:02d}.md", f"note {i}"))
+        created(api.write(ada, base, f"conversation/n{i:02d}.md", f"note {i}"))
 
     # When it is forked
     child = fork(api, ada, ws, parent)["public_id"]
@@ -189,10 +177,10 @@ def test_a_full_conversation_forks_into_a_full_child(api: Api) -> None:
 
 def test_forking_reads_no_content_and_copies_in_one_transaction(api: Api) -> None:
     # Given a Human-answered conversation with 64 documents (their content cached or not, no matter)
-    ada, ws, parent = _room(api)
+    ada, ws, parent = api.room()
     base = conv_base(ws, parent)
     for i in range(MAX_DOCS):
-        written(api.write(ada, base, f"conversation/n{i:02d}.md", f"note {i} " * 50))
+        created(api.write(ada, base, f"conversation/n{i:02d}.md", f"note {i} " * 50))
 
     # When it is forked, counting every AWS request the service makes meanwhile
     with aws_calls() as seen:
@@ -207,13 +195,8 @@ def test_forking_reads_no_content_and_copies_in_one_transaction(api: Api) -> Non
 
 def test_a_relative_conversation_root_follows_the_child_and_an_explicit_alias_stays_shared(api: Api) -> None:
     # Given a shared conversation, and a parent bound to it as group/ next to its own conversation/ root
-    ada, ws, shared = _room(api)
-    context = {
-        "bindings": [
-            {"name": "conversation", "scope": "conversation", "access": "read_write"},
-            {"name": "group", "scope": "conversation", "access": "read_write", "conversation_public_id": shared},
-        ]
-    }
+    ada, ws, shared = api.room()
+    context = bindings(CONV, alias(shared, "read_write"))
     parent = api.conversation(ada, ws, memory_context=context)
 
     # When the parent is forked
@@ -240,7 +223,7 @@ def test_an_agent_forks_its_own_conversation_and_still_answers_the_child(api: Ap
     ws = api.workspace(ada)
     bot = api.agent(ada)
     conv = api.conversation(ada, ws, answering_agent_public_id=bot.public_id)
-    written(api.write(bot, conv_base(ws, conv), "conversation/state.md", "step 3"))
+    created(api.write(bot, conv_base(ws, conv), "conversation/state.md", "step 3"))
 
     # When the agent itself forks it
     child = fork(api, bot, ws, conv)
@@ -257,7 +240,7 @@ def test_an_agent_forks_its_own_conversation_and_still_answers_the_child(api: Ap
 
 def test_a_fork_needs_write_standing_on_a_visible_conversation(api: Api) -> None:
     # Given a conversation, a viewer of its workspace, and a Human of another account
-    ada, ws, conv = _room(api)
+    ada, ws, conv = api.room()
     vic = api.human(ada, "vic")
     api.member(ada, ws, vic, role="viewer")
     eve = api.account("evil", "eve")
@@ -281,9 +264,9 @@ def test_a_fork_needs_write_standing_on_a_visible_conversation(api: Api) -> None
 
 def test_an_archived_conversation_keeps_reads_refuses_writes_bumps_nothing_and_can_be_forked(api: Api) -> None:
     # Given a conversation with a document, then archived
-    ada, ws, conv = _room(api)
+    ada, ws, conv = api.room()
     base = conv_base(ws, conv)
-    doc = written(api.write(ada, base, "conversation/plan.md", "ship friday"))
+    doc = created(api.write(ada, base, "conversation/plan.md", "ship friday"))
     revision = api.show_conversation(ada, ws, conv)["context_revision"]
     archived = api.post(f"/workspaces/{ws}/conversations/{conv}/archive", ada)
     assert archived.status_code == 200, archived.text

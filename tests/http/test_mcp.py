@@ -17,6 +17,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 
+from ..support import client_room
+
 T = TypeVar("T")
 
 
@@ -31,9 +33,7 @@ class Setup:
 
 @pytest.fixture
 def setup(fresh: LocalService) -> Setup:
-    admin = MemoryClient(fresh.url, operator_key=fresh.operator_key)
-    owner = admin.with_token(admin.create_account("acme", "ada")["token"])
-    ws = owner.create_workspace("room")["public_id"]
+    _, owner, ws = client_room(fresh.url, fresh.operator_key)
     program = owner.create_agent("helper")
     owner.add_member(ws, agent_public_id=program["agent"]["public_id"])
     conv = owner.create_conversation(ws, answering_agent_public_id=program["agent"]["public_id"])["public_id"]

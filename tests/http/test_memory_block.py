@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import requests
 
-from ..support import Api, code, pair
+from ..support import CONV, WORKSPACE, Api, alias, bindings, code, pair
 from .five_scopes import Five, make_five
 
 CLOSE = len(b"\n</document>\n")
@@ -140,14 +140,7 @@ def test_every_bound_scope_feeds_the_block_and_an_unbound_one_does_not(five: Fiv
         "workspace/doc.md",
     ]
     # And a conversation of the same agent binding only conversation/ and workspace/ sees only the room's
-    narrow = five.conversation(
-        {
-            "bindings": [
-                {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                {"name": "workspace", "scope": "workspace", "access": "read"},
-            ]
-        }
-    )
+    narrow = five.conversation(bindings(CONV, {**WORKSPACE, "access": "read"}))
     b = block(five.block(conv=narrow))
     assert [d["path"] for d in b["included"]] == ["workspace/doc.md"] and b["omitted"] == []
 
@@ -158,19 +151,7 @@ def test_an_alias_keeps_its_logical_path_and_the_same_rows_render_once(five: Fiv
     written(
         five.api.write(five.ada, f"/workspaces/{five.ws}/conversations/{other}/memory", "conversation/o.md", "theirs")
     )
-    r = five.api.post(
-        f"{five.conv_url}/memory_context",
-        five.ada,
-        {
-            "memory_context": {
-                "bindings": [
-                    {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                    {"name": "group", "scope": "conversation", "access": "read", "conversation_public_id": other},
-                    {"name": "again", "scope": "conversation", "access": "read", "conversation_public_id": other},
-                ]
-            }
-        },
-    )
+    r = five.configure(bindings(CONV, alias(other), alias(other, name="again")))
     assert r.status_code == 200, r.text
     # Then the block names it by the first binding's path, once
     b = block(five.block())

@@ -234,7 +234,7 @@ def test_the_binding_configuration_is_refused_too(five: Five) -> None:
     # The bindings route is one of the conversation door's routes, so the provider owns it as well
     before = five.api.show_conversation(five.ada, five.ws, five.conv)
     assert five.set_override(PROVIDER).status_code == 200
-    r = five.api.post(f"{five.conv_url}/memory_context", five.ada, {"memory_context": {"bindings": []}})
+    r = five.configure({"bindings": []})
     assert (r.status_code, r.json()["error"]["code"]) == (409, "memory_overridden"), r.text
     assert PROVIDER in r.json()["error"]["message"]
     after = five.api.show_conversation(five.ada, five.ws, five.conv)

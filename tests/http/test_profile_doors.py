@@ -8,20 +8,9 @@ from typing import Any
 
 import requests
 
-from ..support import Api, Who, code, conv_base, pair, ws_base
+from ..support import CONV, USER, Api, Who, bindings, code, conv_base, listed, pair, ws_base
 
-USER_BINDING = {
-    "bindings": [
-        {"name": "conversation", "scope": "conversation", "access": "read_write"},
-        {"name": "user", "scope": "user", "access": "read_write"},
-    ]
-}
-
-
-def listed(api: Api, who: Who, base: str) -> list[str]:
-    r = api.ls(who, base)
-    assert r.status_code == 200, r.text
-    return [m["path"] for m in r.json()["memory"]]
+USER_BINDING = bindings(CONV, USER)
 
 
 def revision(api: Api, who: Who, ws: str, conv: str) -> int:

@@ -15,7 +15,7 @@ from typing import TypeVar
 import pytest
 import requests
 
-from ..support import Api, Who, code, conv_base, pair, ws_base
+from ..support import Api, Who, code, conv_base, listed, pair, ws_base
 
 T = TypeVar("T")
 WORKERS = 32
@@ -50,12 +50,6 @@ def outcomes(responses: list[requests.Response]) -> Counter[tuple[int, str | Non
 
 def revision(api: Api, who: Who, ws: str, conv: str) -> int:
     return int(api.show_conversation(who, ws, conv)["context_revision"])
-
-
-def listed(api: Api, who: Who, base: str) -> list[str]:
-    r = api.ls(who, base)
-    assert r.status_code == 200, r.text
-    return [m["path"] for m in r.json()["memory"]]
 
 
 @pytest.fixture

@@ -3,38 +3,30 @@ memory_context_limit, unavailable sources, and the per-request speaker selector.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import requests
 
-from ..support import Api, Who, code, conv_base, pair
-
-USER = {"name": "user", "scope": "user", "access": "read_write"}
-CONV = {"name": "conversation", "scope": "conversation", "access": "read_write"}
-WORKSPACE = {"name": "workspace", "scope": "workspace", "access": "read_write"}
-AGENT = {"name": "agent", "scope": "agent", "access": "read_write"}
-SPEAKER = {"name": "speaker", "scope": "speaker", "access": "read_write"}
-
-
-def bindings(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"bindings": list(items)}
-
-
-def listed(api: Api, who: Who, base: str, **params: str) -> list[str]:
-    r = api.ls(who, base, **params)
-    assert r.status_code == 200, r.text
-    return [m["path"] for m in r.json()["memory"]]
+from ..support import (
+    AGENT,
+    CONV,
+    SPEAKER,
+    USER,
+    WORKSPACE,
+    Api,
+    Who,
+    alias,
+    bindings,
+    code,
+    conv_base,
+    created,
+    listed,
+    pair,
+)
 
 
 def content(r: requests.Response) -> str:
     assert r.status_code == 200, r.text
     return str(r.json()["memory"]["content"])
-
-
-def created(r: requests.Response) -> tuple[str, int]:
-    assert r.status_code == 201, r.text
-    return pair(r)
 
 
 # ---- user/ ------------------------------------------------------------------------------------------
@@ -302,7 +294,7 @@ def test_an_inaccessible_source_is_left_out_of_reads_and_refused_by_path(api: Ap
     bot = api.agent(ada)
     other = api.conversation(ada, ws)
     created(api.write(ada, conv_base(ws, other), "conversation/plan.md", "deadline friday"))
-    group = {"name": "group", "scope": "conversation", "access": "read", "conversation_public_id": other}
+    group = alias(other)
     conv = api.conversation(ada, ws, answering_agent_public_id=bot.public_id, memory_context=bindings(CONV, group))
     base = conv_base(ws, conv)
     assert "group/plan.md" in listed(api, ada, base)

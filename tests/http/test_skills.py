@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from ..support import Api, code, pair
+from ..support import AGENT, CONV, WORKSPACE, Api, alias, bindings, code, pair
 from .five_scopes import Five, make_five
 
 
@@ -149,18 +149,7 @@ def test_a_conversation_skill_is_skill_scope_unavailable(five: Five, path: str) 
 def test_an_alias_of_another_conversation_cannot_hold_skills_either(five: Five) -> None:
     # Given a conversation binding 'group' to another conversation of the room
     other = five.conversation()
-    five.api.post(
-        f"{five.conv_url}/memory_context",
-        five.ada,
-        {
-            "memory_context": {
-                "bindings": [
-                    {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                    {"name": "group", "scope": "conversation", "access": "read_write", "conversation_public_id": other},
-                ]
-            }
-        },
-    )
+    five.configure(bindings(CONV, alias(other, "read_write")))
     # When a skill is written through the alias, or edited and deleted there
     write = five.skill("group/skills/pdf", "body", "shared skill")
     edit = five.api.edit(five.ada, five.base, "group/skills/pdf", "a", "b", ("01900000-0000-7000-8000-000000000001", 0))
@@ -250,14 +239,7 @@ def test_a_root_outside_the_bindings_contributes_nothing(five: Five) -> None:
     assert five.skill("agent/skills/pdf", "agent body", "agent pdf").status_code == 201
     assert five.skill("workspace/skills/deploy", "room body", "room deploy").status_code == 201
     # And a conversation of the same agent that binds conversation/ and workspace/ only
-    narrow = five.conversation(
-        {
-            "bindings": [
-                {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                {"name": "workspace", "scope": "workspace", "access": "read"},
-            ]
-        }
-    )
+    narrow = five.conversation(bindings(CONV, {**WORKSPACE, "access": "read"}))
 
     # When its catalog is read and the agent's skill is loaded there
     catalog = names(five.skills(conv=narrow))
@@ -273,16 +255,7 @@ def test_a_profile_limit_that_drops_a_root_drops_its_skills(api: Api) -> None:
     # Given an agent whose profile limit allows conversation/ and agent/ but not workspace/
     ada = api.account()
     ws = api.workspace(ada)
-    limited = api.agent(
-        ada,
-        "limited",
-        limit={
-            "bindings": [
-                {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                {"name": "agent", "scope": "agent", "access": "read_write"},
-            ]
-        },
-    )
+    limited = api.agent(ada, "limited", limit=bindings(CONV, AGENT))
     conv = api.conversation(ada, ws, answering_agent_public_id=limited.public_id)
     base = f"/workspaces/{ws}/conversations/{conv}"
     # And the room holds a skill (written through the workspace's own door) and the agent one of its own

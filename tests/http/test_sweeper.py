@@ -23,7 +23,7 @@ from agent_memory.local import cli
 from agent_memory.local.template import load_template
 from agent_memory.settings import settings
 from agent_memory.store import CACHE, aws_clients
-from agent_memory.store.sweeper import SweepReport, handler, referenced_keys, sweep
+from agent_memory.store.sweeper import SweepReport, handler, referenced_keys, sweep_configured
 
 from ..support import Api, Who, code, conv_base, pair, ws_base
 
@@ -31,9 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_sweep(grace: float = 0.0, settle: float = 0.0, dry_run: bool = False) -> SweepReport:
-    ddb, s3 = aws_clients()
-    s = settings()
-    return sweep(ddb, s3, s.table_name, s.bucket_name, grace_seconds=grace, settle_seconds=settle, dry_run=dry_run)
+    return sweep_configured(grace_seconds=grace, settle_seconds=settle, dry_run=dry_run)
 
 
 def bucket() -> dict[str, str]:
@@ -63,18 +61,12 @@ def listing(api: Api, who: Who, base: str) -> dict[str, tuple[str, int]]:
     return {m["path"]: (m["public_id"], m["lock_version"]) for m in r.json()["memory"]}
 
 
-def _room(api: Api) -> tuple[Who, str, str]:
-    ada = api.account()
-    ws = api.workspace(ada)
-    return ada, ws, api.conversation(ada, ws)
-
-
 # ---- delete ------------------------------------------------------------------------------------------
 
 
 def test_a_delete_is_gone_at_once_for_every_reader(api: Api) -> None:
     # Given a conversation document and a workspace document, read by the owner and by a viewer
-    ada, ws, conv = _room(api)
+    ada, ws, conv = api.room()
     vic = api.human(ada, "vic")
     api.member(ada, ws, vic, role="viewer")
     base = conv_base(ws, conv)
@@ -101,7 +93,7 @@ def test_a_delete_is_gone_at_once_for_every_reader(api: Api) -> None:
 
 def test_after_delete_and_sweep_the_bytes_are_gone_but_content_a_fork_still_points_at_survives(api: Api) -> None:
     # Given a parent with three documents, one of them rewritten, and a fork of it
-    ada, ws, parent = _room(api)
+    ada, ws, parent = api.room()
     pb = conv_base(ws, parent)
     kept = api.write(ada, pb, "conversation/kept.md", "kept by the fork")
     both = api.write(ada, pb, "conversation/both.md", "deleted on both sides")
@@ -132,7 +124,7 @@ def test_after_delete_and_sweep_the_bytes_are_gone_but_content_a_fork_still_poin
 
 def test_a_refused_write_leaves_a_version_the_grace_period_keeps_and_a_later_sweep_removes(api: Api) -> None:
     # Given a document, and a stale write to it that is refused after its version was stored
-    ada, ws, conv = _room(api)
+    ada, ws, conv = api.room()
     base = conv_base(ws, conv)
     doc = api.write(ada, base, "conversation/plan.md", "current")
     assert api.write(ada, base, "conversation/plan.md", "newer", pair(doc)).status_code == 201
@@ -173,7 +165,7 @@ def _is_fork(params: dict[str, Any]) -> bool:
 
 def test_a_fork_that_commits_while_a_sweep_scans_keeps_the_content_it_copied(api: Api) -> None:
     # Given a parent whose only document is about to be forked and then deleted from the parent
-    ada, ws, parent = _room(api)
+    ada, ws, parent = api.room()
     pb = conv_base(ws, parent)
     doc = api.write(ada, pb, "conversation/plan.md", "forked plan")
     fork_read, scan_done, fork_done = threading.Event(), threading.Event(), threading.Event()
@@ -245,7 +237,7 @@ RUN_SECONDS = 4.0
 
 def test_every_live_pointer_still_reads_after_sweeps_race_writes_and_forks(api: Api) -> None:
     # Given two conversations with eight documents each, old enough for the sweeper to consider
-    ada, ws, first = _room(api)
+    ada, ws, first = api.room()
     roots = [first, api.conversation(ada, ws)]
     for conv in roots:
         for i in range(8):
@@ -334,7 +326,7 @@ def test_every_live_pointer_still_reads_after_sweeps_race_writes_and_forks(api: 
 
 def test_the_sweep_command_prints_a_json_summary(api: Api, capsys: pytest.CaptureFixture[str]) -> None:
     # Given one deleted document
-    ada, ws, conv = _room(api)
+    ada, ws, conv = api.room()
     doc = api.write(ada, conv_base(ws, conv), "conversation/gone.md", "gone soon")
     assert api.delete(ada, conv_base(ws, conv), "conversation/gone.md", pair(doc)).status_code == 204
 
@@ -350,7 +342,7 @@ def test_the_sweep_command_prints_a_json_summary(api: Api, capsys: pytest.Captur
 
 def test_the_scheduled_function_sweeps_with_the_deployments_settings(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     # Given one deleted document, and the function's settings from its environment
-    ada, ws, conv = _room(api)
+    ada, ws, conv = api.room()
     doc = api.write(ada, conv_base(ws, conv), "conversation/gone.md", "gone soon")
     assert api.delete(ada, conv_base(ws, conv), "conversation/gone.md", pair(doc)).status_code == 204
     monkeypatch.setenv("SWEEP_GRACE_SECONDS", "3600")

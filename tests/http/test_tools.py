@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ..support import Api, code
+from ..support import CONV, WORKSPACE, Api, bindings, code
 from .runs import TOOL_NAMES, Run, create, make_run, version
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -307,18 +307,7 @@ def test_edit_passages_must_occur_exactly_once(run: Run) -> None:
 
 
 def test_a_read_binding_is_read_only_for_the_model(run: Run) -> None:
-    run.api.post(
-        f"{run.conv_url()}/memory_context",
-        run.ada,
-        {
-            "memory_context": {
-                "bindings": [
-                    {"name": "conversation", "scope": "conversation", "access": "read_write"},
-                    {"name": "workspace", "scope": "workspace", "access": "read"},
-                ]
-            }
-        },
-    )
+    run.configure(bindings(CONV, {**WORKSPACE, "access": "read"}))
     ex = run.execution()
     assert run.refused(ex, "memory_write", **create("workspace/a.md", "x")) == "memory_read_only"
     assert "workspace/ (read)" in run.ok(ex, "memory_ls")["content"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import requests
 from boto3.dynamodb.types import TypeDeserializer
 
 from ..support import Api, Who, conv_base, ws_base
@@ -20,9 +21,12 @@ SHOW_KEYS = DOC_KEYS | {"content"}
 
 
 @dataclass
-class World:
+class OwnedRoom:
+    """What every world of these tests starts from: a workspace and its main conversation, both owned by
+    Ada (the Human `api.account()` creates), who acts unless a call names someone else."""
+
     api: Api
-    owner: Who
+    ada: Who
     ws: str
     conv: str
 
@@ -35,14 +39,28 @@ class World:
         return ws_base(self.ws)
 
     def revision(self, conv: str | None = None) -> int:
-        value: int = self.api.show_conversation(self.owner, self.ws, conv or self.conv)["context_revision"]
+        value: int = self.api.show_conversation(self.ada, self.ws, conv or self.conv)["context_revision"]
         return value
 
-    def listing(self) -> list[dict[str, Any]]:
-        r = self.api.ls(self.owner, self.base)
+    def configure(self, memory_context: Any, who: Who | None = None, conv: str | None = None) -> requests.Response:
+        """Replace a conversation's memory_context (by default the main one's, as Ada)."""
+        return self.api.post(
+            f"/workspaces/{self.ws}/conversations/{conv or self.conv}/memory_context",
+            who or self.ada,
+            {"memory_context": memory_context},
+        )
+
+    def listing(self, who: Who | None = None, base: str | None = None) -> list[dict[str, Any]]:
+        r = self.api.ls(who or self.ada, base or self.base)
         assert r.status_code == 200, r.text
         rows: list[dict[str, Any]] = r.json()["memory"]
         return rows
+
+
+class World(OwnedRoom):
+    @property
+    def owner(self) -> Who:
+        return self.ada
 
     def shown(self, path: str) -> dict[str, Any] | None:
         r = self.api.show(self.owner, self.base, path)
@@ -68,9 +86,7 @@ class World:
 
 
 def make_world(api: Api) -> World:
-    owner = api.account()
-    ws = api.workspace(owner)
-    return World(api, owner, ws, api.conversation(owner, ws))
+    return World(api, *api.room())
 
 
 # ---- the storage behind the gateway ------------------------------------------------------------------

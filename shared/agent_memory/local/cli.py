@@ -30,25 +30,15 @@ def _sweep(args: argparse.Namespace) -> int:
     import os
     from urllib.parse import urlsplit
 
-    from ..settings import settings
-    from ..store import aws_clients
-    from ..store.sweeper import sweep
+    from ..store.sweeper import sweep_configured
 
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if endpoint and urlsplit(endpoint).hostname in ("127.0.0.1", "localhost", "::1"):
         # A local emulator (the one `serve` prints as storage_url) accepts any credentials.
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-    s = settings()
-    ddb, s3 = aws_clients()
-    report = sweep(
-        ddb,
-        s3,
-        s.table_name,
-        s.bucket_name,
-        grace_seconds=args.grace_seconds,
-        settle_seconds=args.settle_seconds,
-        dry_run=args.dry_run,
+    report = sweep_configured(
+        grace_seconds=args.grace_seconds, settle_seconds=args.settle_seconds, dry_run=args.dry_run
     )
     print(json.dumps(report.as_json()), flush=True)
     return 0

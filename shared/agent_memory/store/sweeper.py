@@ -157,20 +157,29 @@ def sweep(
     return report
 
 
-def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-    """The scheduled Lambda: one sweep with the deployment's settings, its report logged and returned."""
-    from aws_lambda_powertools import Logger
-
+def sweep_configured(*, grace_seconds: float, settle_seconds: float, dry_run: bool = False) -> SweepReport:
+    """One sweep of the table and bucket the settings name, through the process's shared clients."""
     from ..settings import settings
     from . import aws_clients
 
     s = settings()
     ddb, s3 = aws_clients()
-    report = sweep(
+    return sweep(
         ddb,
         s3,
         s.table_name,
         s.bucket_name,
+        grace_seconds=grace_seconds,
+        settle_seconds=settle_seconds,
+        dry_run=dry_run,
+    )
+
+
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    """The scheduled Lambda: one sweep with the deployment's settings, its report logged and returned."""
+    from aws_lambda_powertools import Logger
+
+    report = sweep_configured(
         grace_seconds=float(os.environ.get("SWEEP_GRACE_SECONDS", DEFAULT_GRACE_SECONDS)),
         settle_seconds=float(os.environ.get("SWEEP_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS)),
     ).as_json()
