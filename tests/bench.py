@@ -725,6 +725,8 @@ def _isolate_environment() -> None:
     os.environ["AWS_ACCESS_KEY_ID"] = "testing"
     os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # moto's placeholder
     os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+    # Hundreds of writes a minute by one caller is the point here, not a client to slow down.
+    os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 

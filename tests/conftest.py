@@ -15,6 +15,8 @@ os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
+# The per-caller write budget would throttle a fast test run; tests/http/test_rate_limit.py turns it on.
+os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
 
 from agent_memory.local.runtime import LocalService, start_local
 

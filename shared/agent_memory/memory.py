@@ -17,6 +17,7 @@ from .model import (
     ConversationBump,
     Document,
     DocumentChange,
+    WriteBudget,
 )
 from .paths import MemoryPath, check_skill_path, prefix_matches
 from .resolver import Context, Source
@@ -158,6 +159,24 @@ def _check_description(mp: MemoryPath, description: object, *, given: bool) -> s
 class MemoryService:
     """The six verbs over a resolved context."""
 
+    def __init__(self, writes_per_minute: int | None = None) -> None:
+        self.writes_per_minute = writes_per_minute
+
+    def _change(
+        self,
+        ctx: Context,
+        src: Source,
+        mp: MemoryPath,
+        expected: tuple[str, int] | None,
+        new: Document | None,
+        expected_context_revision: int | None,
+    ) -> DocumentChange:
+        assert src.anchor is not None
+        budget = None
+        if self.writes_per_minute is not None:
+            budget = WriteBudget(ctx.principal.public_id, self.writes_per_minute)
+        return DocumentChange(src.anchor, mp.rest, expected, new, self._bump(ctx, expected_context_revision), budget)
+
     # ---- reads ----------------------------------------------------------------------------------
 
     def listing(self, ctx: Context) -> list[dict[str, Any]]:
@@ -283,9 +302,7 @@ class MemoryService:
             pid, lv = condition.pair
             doc = self._new_version(ctx, src, mp, data, pid, lv + 1, desc)
         assert src.anchor is not None
-        ctx.store.commit(
-            DocumentChange(src.anchor, mp.rest, condition.pair, doc, self._bump(ctx, expected_context_revision))
-        )
+        ctx.store.commit(self._change(ctx, src, mp, condition.pair, doc, expected_context_revision))
         return doc_json(mp.logical, doc, data.decode("utf-8"))
 
     def edit(
@@ -323,7 +340,7 @@ class MemoryService:
         data = _check_content(text[:first] + new_text + text[first + len(old_text) :])
         doc = self._new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
         assert src.anchor is not None
-        ctx.store.commit(DocumentChange(src.anchor, mp.rest, pair, doc, self._bump(ctx, expected_context_revision)))
+        ctx.store.commit(self._change(ctx, src, mp, pair, doc, expected_context_revision))
         return doc_json(mp.logical, doc, data.decode("utf-8"))
 
     def delete(
@@ -334,7 +351,7 @@ class MemoryService:
         _check_revision(ctx, expected_context_revision)
         pair = _require_pair(condition, "delete")
         assert src.anchor is not None
-        ctx.store.commit(DocumentChange(src.anchor, mp.rest, pair, None, self._bump(ctx, expected_context_revision)))
+        ctx.store.commit(self._change(ctx, src, mp, pair, None, expected_context_revision))
 
 
 def _require_pair(condition: Condition, verb: str) -> tuple[str, int]:

@@ -158,6 +158,14 @@ class ConversationBump:
 
 
 @dataclass(frozen=True, slots=True)
+class WriteBudget:
+    """A caller's writes per minute, counted in the same commit as the write it lets through."""
+
+    principal_id: str
+    per_minute: int
+
+
+@dataclass(frozen=True, slots=True)
 class DocumentChange:
     """One conditional document mutation: create (expected None), replace, or delete (new None)."""
 
@@ -166,3 +174,4 @@ class DocumentChange:
     expected: tuple[str, int] | None
     new: Document | None
     bump: ConversationBump | None = None
+    budget: WriteBudget | None = None

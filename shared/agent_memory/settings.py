@@ -15,6 +15,8 @@ class Settings(BaseModel):
     # Locally the operator key comes from the environment; in AWS from an SSM SecureString parameter.
     operator_key: str | None = None
     operator_key_parameter: str | None = None
+    # Each caller's memory writes per minute (the seed's ordinary caller budget); None turns it off.
+    writes_per_minute: int | None = Field(default=600, ge=1)
 
 
 @lru_cache(maxsize=1)
@@ -25,4 +27,13 @@ def settings() -> Settings:
         region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
         operator_key=os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or None,
         operator_key_parameter=os.environ.get("OPERATOR_KEY_PARAMETER") or None,
+        writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_WRITES_PER_MINUTE")),
     )
+
+
+def _budget(raw: str | None) -> int | None:
+    if raw is None or raw == "":
+        return 600
+    if raw.lower() in ("0", "off", "none"):
+        return None
+    return int(raw)

@@ -16,6 +16,7 @@ from agent_memory.model import (
     ConversationBump,
     Document,
     DocumentChange,
+    WriteBudget,
 )
 from agent_memory.ports import Ref
 from agent_memory.store import CACHE, DynamoStore, get_store
@@ -277,7 +278,19 @@ def test_reasons_without_a_bump_are_named_without_another_read(
     store = DynamoStore(None, None, "table", "bucket")
     anchor = Anchor("workspace", uuid7())
     change = DocumentChange(anchor, "a.md", expected, None if expected else _doc(anchor))
-    assert store._explain(change, [{}, {}], reasons).code == code
+    assert store._explain(change, reasons).code == code
+
+
+def test_a_spent_write_budget_is_named_rate_limited_before_anything_else() -> None:
+    # Given a create whose document, counter and budget items all failed their conditions
+    store = DynamoStore(None, None, "table", "bucket")
+    anchor = Anchor("workspace", uuid7())
+    change = DocumentChange(anchor, "a.md", None, _doc(anchor), budget=WriteBudget(uuid7(), 5))
+    failed = {"Code": "ConditionalCheckFailed"}
+    # Then the caller is told to wait, not to re-read
+    err = store._explain(change, [failed, failed, failed], budget_index=2)
+    assert err.code == "rate_limited"
+    assert 0 < err.details["retry_after_seconds"] <= 60
 
 
 def _doc(anchor: Anchor) -> Document:

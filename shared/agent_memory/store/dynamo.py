@@ -46,6 +46,7 @@ from ..model import (
     Speaker,
     TokenRow,
     Workspace,
+    WriteBudget,
 )
 from ..ports import Ref
 
@@ -750,14 +751,21 @@ class DynamoStore:
         # The document row carries the writer's condition; when the document count moves (create,
         # delete) or the conversation's revision must move with it, the items go in one transaction
         # so that either all of them commit or none does.
+        # The caller's write budget is one more item of the same commit, so metering costs no request.
         ops: list[dict[str, Any]] = [self._doc_op(change)]
         if change.expected is None and change.new is not None:
             ops.append(self._meta_op(change.anchor, +1))
         elif change.new is None:
             ops.append(self._meta_op(change.anchor, -1))
         bump_op = self._bump_op(change)
+        bump_index = -1
         if bump_op is not None:
+            bump_index = len(ops)
             ops.append(bump_op)
+        budget_index = -1
+        if change.budget is not None:
+            budget_index = len(ops)
+            ops.append(self._budget_op(change.budget))
         if len(ops) == 1:
             self._single(ops[0])
             return
@@ -766,7 +774,23 @@ class DynamoStore:
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
-            raise self._explain(change, ops, _reason_codes(exc)) from exc
+            raise self._explain(change, _reason_codes(exc), bump_index, budget_index) from exc
+
+    def _budget_op(self, budget: WriteBudget) -> dict[str, Any]:
+        minute = int(time.time() // 60)
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": _key(f"RATE#{budget.principal_id}", f"MIN#{minute}"),
+                "UpdateExpression": "SET expires_at = :exp ADD n :one",
+                "ConditionExpression": "attribute_not_exists(n) OR n < :limit",
+                "ExpressionAttributeValues": {
+                    ":one": {"N": "1"},
+                    ":limit": {"N": str(budget.per_minute)},
+                    ":exp": {"N": str((minute + 2) * 60)},
+                },
+            }
+        }
 
     def _single(self, op: dict[str, Any]) -> None:
         ((verb, body),) = op.items()
@@ -778,11 +802,20 @@ class DynamoStore:
                 raise stale() from exc
             raise
 
-    def _explain(self, change: DocumentChange, ops: list[dict[str, Any]], reasons: list[dict[str, Any]]) -> ApiError:
+    def _explain(
+        self, change: DocumentChange, reasons: list[dict[str, Any]], bump_index: int = -1, budget_index: int = -1
+    ) -> ApiError:
         """Name the refusal from the transaction's cancellation reasons, without another read."""
         failed = {i for i, r in enumerate(reasons) if r.get("Code") not in (None, "None")}
         conflict = any(r.get("Code") == "TransactionConflict" for r in reasons)
-        bump_index = len(ops) - 1 if change.bump is not None else -1
+        if budget_index in failed and reasons[budget_index].get("Code") == "ConditionalCheckFailed":
+            wait = 60 - int(time.time()) % 60
+            return ApiError(
+                "rate_limited",
+                f"You have used this minute's budget of {change.budget.per_minute if change.budget else 0} "
+                f"memory writes; nothing was changed. Try again in {wait} seconds.",
+                retry_after_seconds=wait,
+            )
         if bump_index in failed:
             old = reasons[bump_index].get("Item")
             if not old:

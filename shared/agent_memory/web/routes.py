@@ -61,7 +61,7 @@ class Services:
 def services() -> Services:
     store = get_store()
     resolver = Resolver(store)
-    return Services(resolver, Directory(store, resolver), MemoryService())
+    return Services(resolver, Directory(store, resolver), MemoryService(settings().writes_per_minute))
 
 
 def reset_services() -> None:

@@ -1,0 +1,67 @@
+"""The ordinary caller budget: each caller's memory writes per minute, refused 429 rate_limited past it."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+from agent_memory.settings import settings
+from agent_memory.web.routes import reset_services
+
+from ..support import Api, code, conv_base, ws_base
+
+BUDGET = 3
+
+
+@pytest.fixture
+def budget(api: Api) -> Iterator[Api]:
+    os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = str(BUDGET)
+    settings.cache_clear()
+    reset_services()
+    # The budget is counted per wall-clock minute: start well inside one so the test cannot straddle two.
+    if time.time() % 60 > 45:
+        time.sleep(61 - time.time() % 60)
+    yield api
+    os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
+    settings.cache_clear()
+    reset_services()
+
+
+def test_a_caller_past_its_write_budget_is_rate_limited_and_nothing_changes(budget: Api) -> None:
+    api = budget
+    # Given a caller that has spent its budget on accepted writes
+    ada = api.account()
+    ws = api.workspace(ada)
+    conv = api.conversation(ada, ws)
+    base = conv_base(ws, conv)
+    for i in range(BUDGET):
+        assert api.write(ada, base, f"conversation/{i}.md", "x").status_code == 201
+    revision = api.show_conversation(ada, ws, conv)["context_revision"]
+    # When it writes once more, through either door
+    refused = api.write(ada, base, "conversation/late.md", "x")
+    refused_ws = api.write(ada, ws_base(ws), "workspace/late.md", "x")
+    # Then both are 429 rate_limited with a wait in seconds, and nothing was written or bumped
+    assert code(refused) == (429, "rate_limited")
+    assert code(refused_ws) == (429, "rate_limited")
+    assert 0 < refused.json()["error"]["details"]["retry_after_seconds"] <= 60
+    assert api.show(ada, base, "conversation/late.md").status_code == 404
+    assert api.show(ada, ws_base(ws), "workspace/late.md").status_code == 404
+    assert api.show_conversation(ada, ws, conv)["context_revision"] == revision
+    # And reads are not metered
+    assert api.show(ada, base, "conversation/0.md").status_code == 200
+
+
+def test_the_budget_is_each_callers_own(budget: Api) -> None:
+    api = budget
+    # Given one caller that has spent its budget in a shared workspace
+    ada = api.account()
+    bob = api.human(ada)
+    ws = api.workspace(ada)
+    api.member(ada, ws, bob)
+    for i in range(BUDGET):
+        assert api.write(ada, ws_base(ws), f"workspace/a{i}.md", "x").status_code == 201
+    assert code(api.write(ada, ws_base(ws), "workspace/a-late.md", "x")) == (429, "rate_limited")
+    # Then another caller still writes
+    assert api.write(bob, ws_base(ws), "workspace/b.md", "x").status_code == 201
