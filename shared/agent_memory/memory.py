@@ -83,6 +83,11 @@ def _writable_source(ctx: Context, mp: MemoryPath) -> Source:
     # An execution accepted before the archive may still finish its writes; the doors may not.
     if conv is not None and conv.archived and ctx.door != "execution":
         raise ApiError("conversation_archived", "The conversation is archived: its memory is read-only.")
+    if src.archived and ctx.door != "execution":
+        raise ApiError(
+            "conversation_archived",
+            f"The conversation behind the {mp.root}/ root is archived: its memory is read-only.",
+        )
     return src
 
 

@@ -47,6 +47,8 @@ class Source:
     unavailable: str | None = None
     agent_public_id: str | None = None
     speaker_public_id: str | None = None
+    # An alias of an archived conversation: its rows are read-only through the doors, as the host's are.
+    archived: bool = False
 
     @property
     def name(self) -> str:
@@ -215,7 +217,12 @@ def _alias_source(
     alias_standing = conversation_standing(principal, ws, member, alias)
     if alias is None or alias_standing is None:
         return Source(b, None, False, "its conversation is missing or not visible to you")
-    return Source(b, Anchor("conversation", alias.public_id), b.access == "read_write" and alias_standing == "write")
+    return Source(
+        b,
+        Anchor("conversation", alias.public_id),
+        b.access == "read_write" and alias_standing == "write",
+        archived=alias.archived,
+    )
 
 
 def frozen_binding(entry: dict[str, Any]) -> Binding:

@@ -377,3 +377,30 @@ def test_the_template_schedules_the_sweeper_with_least_privilege() -> None:
     # And the fork log it reads expires on its own
     table = template["Resources"]["MemoryTable"]["Properties"]
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+
+
+def test_the_sweep_command_says_plainly_when_it_cannot_reach_storage(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an endpoint on loopback where nothing listens
+    import socket
+
+    from agent_memory.local.cli import main
+    from agent_memory.store import reset_store
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    reset_store()
+    try:
+        # When a sweep is asked for
+        rc = main(["sweep", "--grace-seconds", "0", "--settle-seconds", "0"])
+    finally:
+        monkeypatch.undo()
+        reset_store()
+    # Then it exits 2 with one line naming what to set, and no traceback
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "cannot reach the storage" in err and "AWS_ENDPOINT_URL" in err
+    assert "Traceback" not in err

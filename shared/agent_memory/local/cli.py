@@ -37,9 +37,20 @@ def _sweep(args: argparse.Namespace) -> int:
         # A local emulator (the one `serve` prints as storage_url) accepts any credentials.
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-    report = sweep_configured(
-        grace_seconds=args.grace_seconds, settle_seconds=args.settle_seconds, dry_run=args.dry_run
-    )
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        report = sweep_configured(
+            grace_seconds=args.grace_seconds, settle_seconds=args.settle_seconds, dry_run=args.dry_run
+        )
+    except (BotoCoreError, ClientError) as exc:
+        # No storage to reach (no endpoint, no credentials, no table): say so in one line, not a traceback.
+        print(
+            f"agent-memory sweep: cannot reach the storage ({exc}). Set AWS_ENDPOINT_URL to the storage_url that "
+            "`agent-memory serve` printed, or AWS credentials for a deployed stack.",
+            file=sys.stderr,
+        )
+        return 2
     print(json.dumps(report.as_json()), flush=True)
     return 0
 
