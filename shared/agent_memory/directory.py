@@ -108,7 +108,7 @@ class Directory:
     ) -> tuple[Principal, Workspace, dict[Ref, Any]]:
         """The caller and a workspace it has write standing in (read-only callers are refused)."""
         tok = require_token(presented)
-        principal, got = self.resolver._first_round(
+        principal, got = self.resolver.first_round(
             tok, [Ref.workspace(ws_id), Ref.member(ws_id, tok.principal_id), *(extra or [])]
         )
         ws = got[Ref.workspace(ws_id)]
@@ -320,7 +320,7 @@ class Directory:
     def _account_agent(self, presented: PresentedToken | None, agent_id: str) -> tuple[Principal, Agent]:
         """The caller and an agent of its account (not_found for any other)."""
         tok = require_token(presented)
-        principal, got = self.resolver._first_round(tok, [Ref.agent(agent_id)])
+        principal, got = self.resolver.first_round(tok, [Ref.agent(agent_id)])
         agent: Agent | None = got[Ref.agent(agent_id)]
         if agent is None or agent.account_id != principal.account_id:
             raise not_found("agent")

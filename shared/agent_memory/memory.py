@@ -306,7 +306,6 @@ class MemoryService:
         else:
             pid, lv = condition.pair
             doc = self._new_version(ctx, src, mp, data, pid, lv + 1, desc)
-        assert src.anchor is not None
         ctx.store.commit(self._change(ctx, src, mp, condition.pair, doc, expected_context_revision))
         return doc_json(mp.logical, doc, data.decode("utf-8"))
 
@@ -344,7 +343,6 @@ class MemoryService:
             )
         data = _check_content(text[:first] + new_text + text[first + len(old_text) :])
         doc = self._new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
-        assert src.anchor is not None
         ctx.store.commit(self._change(ctx, src, mp, pair, doc, expected_context_revision))
         return doc_json(mp.logical, doc, data.decode("utf-8"))
 
@@ -355,7 +353,6 @@ class MemoryService:
         src = _writable_source(ctx, mp)
         _check_revision(ctx, expected_context_revision)
         pair = _require_pair(condition, "delete")
-        assert src.anchor is not None
         ctx.store.commit(self._change(ctx, src, mp, pair, None, expected_context_revision))
 
 

@@ -11,14 +11,13 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from .bindings import Binding, apply_limit, configured_bindings
 from .errors import ApiError
 from .ids import PresentedToken, digests_equal
+from .lru import Lru
 from .model import (
     Agent,
     Anchor,
@@ -253,30 +252,8 @@ def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
     return list(dict.fromkeys(refs))
 
 
-class _ExecutionCache:
-    """Process-wide LRU of execution rows, which are immutable once written."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._rows: OrderedDict[str, Execution] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, execution_id: str) -> Execution | None:
-        with self._lock:
-            ex = self._rows.get(execution_id)
-            if ex is not None:
-                self._rows.move_to_end(execution_id)
-            return ex
-
-    def put(self, ex: Execution) -> None:
-        with self._lock:
-            self._rows[ex.public_id] = ex
-            self._rows.move_to_end(ex.public_id)
-            while len(self._rows) > self._size:
-                self._rows.popitem(last=False)
-
-
-_EXECUTIONS = _ExecutionCache()
+# Execution rows are immutable once written, so a warm process reads each one once.
+_EXECUTIONS: Lru[Execution] = Lru(4096, lambda _: 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,9 +273,10 @@ class Resolver:
     # ---- principals -----------------------------------------------------------------------------
 
     def principal(self, presented: PresentedToken | None) -> Principal:
-        return self._first_round(presented, [])[0]
+        return self.first_round(presented, [])[0]
 
-    def _first_round(self, presented: PresentedToken | None, extra: list[Ref]) -> tuple[Principal, dict[Ref, Any]]:
+    def first_round(self, presented: PresentedToken | None, extra: list[Ref]) -> tuple[Principal, dict[Ref, Any]]:
+        """Authenticate and fetch `extra` in the same batch read; the rows are used only once the token holds."""
         presented = require_token(presented)
         tref = Ref.token(presented.digest)
         got = self.store.get_many([tref, *extra])
@@ -331,7 +309,7 @@ class Resolver:
                 refs.append(Ref.document(Anchor("workspace", workspace_id), mp.rest))
             elif mp.root == "user" and presented.principal_kind == "human":
                 refs.append(Ref.document(Anchor("user", pid), mp.rest))
-        principal, got = self._first_round(presented, refs)
+        principal, got = self.first_round(presented, refs)
         ws, member, conv, standing = _host(principal, got, workspace_id, conversation_id)
         if write and standing != "write":
             raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
@@ -484,7 +462,7 @@ class Resolver:
         refs += [Ref.document(Anchor("workspace", workspace_id), mp.rest) for mp in paths if mp.root == "workspace"]
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
-        principal, got = self._first_round(presented, refs)
+        principal, got = self.first_round(presented, refs)
         ws: Workspace | None = got[Ref.workspace(workspace_id)]
         role = workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
         if role is None:
@@ -515,7 +493,7 @@ class Resolver:
         refs = [Ref.document(anchor, mp.rest) for mp in paths if mp.root == binding.name]
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
-        principal, got = self._first_round(presented, refs)
+        principal, got = self.first_round(presented, refs)
         self._selected_speaker(principal, speaker_selector, got)
         src = Source(binding, anchor, True, agent_public_id=pid if binding.scope == "agent" else None)
         return Context(self.store, principal, "profile", {binding.name: src}, None, None, True, got)
@@ -563,7 +541,7 @@ class Resolver:
             refs.append(Ref.execution(parent_id))
         if delegate_id:
             refs.append(Ref.agent(delegate_id))
-        principal, got = self._first_round(presented, refs)
+        principal, got = self.first_round(presented, refs)
         ws, member, conv, standing = _host(principal, got, workspace_id, conversation_id)
         if standing != "write":
             raise ApiError("not_authorized", "Starting an execution needs write standing on the conversation.")
@@ -655,7 +633,7 @@ class Resolver:
         if ex is None:
             raise not_found("execution")
         if eref in got:
-            _EXECUTIONS.put(ex)
+            _EXECUTIONS.put(ex.public_id, ex)
             got.update(self.store.get_many(_execution_refs(ex, paths)))
         principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id)
         ws, member, conv = _host_rows(got, ex.workspace_id, ex.principal_id, ex.conversation_id)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -32,6 +31,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from ..errors import ApiError, stale
+from ..lru import Lru
 from ..model import (
     MAX_DOCUMENTS_PER_ANCHOR,
     Account,
@@ -294,37 +294,12 @@ def _ref_key(ref: Ref) -> tuple[str, str]:
     raise ValueError(f"unknown ref kind {ref.kind}")
 
 
-class ContentCache:
+class ContentCache(Lru[str]):
     """Process-wide LRU of immutable content, bounded in bytes. Safe because keys are never rewritten."""
 
     def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
-        self._max = max_bytes
-        self._size = 0
-        self._items: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            text = self._items.get(key)
-            if text is not None:
-                self._items.move_to_end(key)
-            return text
-
-    def put(self, key: str, text: str) -> None:
-        cost = len(text) * 4 + 100
-        with self._lock:
-            if key in self._items:
-                return
-            self._items[key] = text
-            self._size += cost
-            while self._size > self._max and self._items:
-                _, old = self._items.popitem(last=False)
-                self._size -= len(old) * 4 + 100
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._size = 0
+        # A str may hold up to 4 bytes a character, plus the entry's own overhead.
+        super().__init__(max_bytes, lambda text: len(text) * 4 + 100)
 
 
 CACHE = ContentCache()

@@ -55,13 +55,28 @@ class Services:
     resolver: Resolver
     directory: Directory
     memory: MemoryService
+    skills: SkillService
+    block: BlockService
+    executions: ExecutionService
+    tools: ToolRunner
 
 
 @lru_cache(maxsize=1)
 def services() -> Services:
+    """The domain services of this container, built once around one store and the one resolver."""
     store = get_store()
     resolver = Resolver(store)
-    return Services(resolver, Directory(store, resolver), MemoryService(settings().writes_per_minute))
+    memory = MemoryService(settings().writes_per_minute)
+    skills = SkillService()
+    return Services(
+        resolver,
+        Directory(store, resolver),
+        memory,
+        skills,
+        BlockService(),
+        ExecutionService(store, resolver),
+        ToolRunner(resolver, memory, skills),
+    )
 
 
 def reset_services() -> None:
@@ -301,23 +316,20 @@ def memory_routes(door: str, base: str, opener: Opener) -> list[Route]:
 
 # ---- skills and the memory block (conversation door, reads: a viewer may call them) ----------------
 
-_SKILLS = SkillService()
-_BLOCK = BlockService()
-
 
 def list_skills(req: Request) -> Reply:
     speaker = uuid_field(
         {"speaker_public_id": req.query.get("skill[speaker_public_id]")}, "speaker_public_id", "skill", optional=True
     )
     ctx = _open_conversation(req, (), speaker, False)
-    return Reply(200, {"skills": _SKILLS.catalog(ctx)})
+    return Reply(200, {"skills": services().skills.catalog(ctx)})
 
 
 def load_skill(req: Request) -> Reply:
     s = section(req.body, "skill")
     name = required(s, "name", "skill")
     ctx = _open_conversation(req, (), uuid_field(s, "speaker_public_id", "skill", optional=True), False)
-    return Reply(200, {"skill": _SKILLS.load(ctx, name)})
+    return Reply(200, {"skill": services().skills.load(ctx, name)})
 
 
 def memory_block(req: Request) -> Reply:
@@ -327,26 +339,16 @@ def memory_block(req: Request) -> Reply:
     expected = integer(b, "expected_context_revision", "memory_block")
     assert budget is not None
     ctx = _open_conversation(req, (), uuid_field(b, "speaker_public_id", "memory_block", optional=True), False)
-    return Reply(200, {"memory_block": _BLOCK.assemble(ctx, budget, expected)})
+    return Reply(200, {"memory_block": services().block.assemble(ctx, budget, expected)})
 
 
 # ---- executions and the model's tools -------------------------------------------------------------
 
 
-def _executions() -> ExecutionService:
-    s = services()
-    return ExecutionService(s.resolver.store, s.resolver)
-
-
-def tool_runner() -> ToolRunner:
-    s = services()
-    return ToolRunner(s.resolver, s.memory)
-
-
 def create_execution(req: Request) -> Reply:
     e = section(req.body, "execution") if "execution" in req.body else {}
     p = req.params
-    out = _executions().create(
+    out = services().executions.create(
         req.token,
         p["workspace_public_id"],
         p["conversation_public_id"],
@@ -361,7 +363,7 @@ def create_execution(req: Request) -> Reply:
 def call_tool(req: Request) -> Reply:
     raw = section(req.body, "input")
     p = req.params
-    return Reply(200, tool_runner().call(p["execution_public_id"], p["tool_name"], raw, req.token))
+    return Reply(200, services().tools.call(p["execution_public_id"], p["tool_name"], raw, req.token))
 
 
 def show_tool_schemas(req: Request) -> Reply:

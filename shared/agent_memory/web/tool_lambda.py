@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import ApiError
 from .glue import logger
-from .routes import tool_runner
+from .routes import services
 
 
 def invoke(event: object) -> dict[str, Any]:
@@ -25,7 +25,7 @@ def invoke(event: object) -> dict[str, Any]:
     if not isinstance(execution, str) or not isinstance(tool, str):
         raise ApiError("parameter_invalid", "execution and tool must be strings.")
     # IAM authorised the invoker; the execution row names the principal whose standing is checked.
-    return tool_runner().call(execution, tool, raw, None, trusted=True)
+    return services().tools.call(execution, tool, raw, None, trusted=True)
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
