@@ -9,7 +9,7 @@ SAM_PYTHON ?= 3.12
 export SAM_CLI_TELEMETRY = 0
 export AWS_DEFAULT_REGION ?= us-east-1
 
-.PHONY: install run test lint format typecheck template template-check bench cfn-lint sam-validate sam-build ci clean
+.PHONY: install run test lint format typecheck template template-check bench cfn-lint sam-validate stack-size sam-build ci clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -58,10 +58,14 @@ $(SAMVENV)/.installed:
 sam-validate: $(SAMVENV)/.installed
 	$(SAMVENV)/bin/sam validate --lint --region $(AWS_DEFAULT_REGION)
 
+# The transformed stack's resource count, failing past 450 (CloudFormation refuses past 500).
+stack-size: $(SAMVENV)/.installed
+	$(SAMVENV)/bin/python .ci/stack_size.py
+
 sam-build: $(SAMVENV)/.installed
 	PATH="$$(bash .ci/python-for $(SAM_PYTHON)):$$PATH" $(SAMVENV)/bin/sam build --parallel --cached
 
-ci: lint typecheck template-check test cfn-lint sam-validate sam-build
+ci: lint typecheck template-check test cfn-lint sam-validate stack-size sam-build
 
 clean:
 	rm -rf $(VENV) $(SAMVENV) .aws-sam .mypy_cache .ruff_cache .pytest_cache

@@ -29,11 +29,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
+from .context import Context
 from .errors import ApiError
 from .model import Anchor
-from .resolver import Context
 
 DEFAULT_BUDGET_BYTES = 16 * 1024
 MAX_BUDGET_BYTES = 1024 * 1024
@@ -51,18 +50,6 @@ class Entry:
     public_id: str = ""
     lock_version: int = 0
     content_key: str = ""
-
-    def included_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "public_id": self.public_id,
-            "lock_version": self.lock_version,
-            "bytesize": self.bytesize,
-            "written_at": self.written_at,
-        }
-
-    def omitted_json(self) -> dict[str, Any]:
-        return {"path": self.path, "bytesize": self.bytesize, "written_at": self.written_at}
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +114,7 @@ def entries_of(ctx: Context) -> list[Entry]:
     """
     seen: dict[Anchor, str] = {}
     for src in ctx.readable():
-        assert src.anchor is not None
-        seen.setdefault(src.anchor, src.name)
+        seen.setdefault(src.anchored, src.name)
     listed = ctx.store.list_many(list(seen))
     out: list[Entry] = []
     for anchor, root in seen.items():
@@ -143,34 +129,31 @@ def entries_of(ctx: Context) -> list[Entry]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Block:
+    """An assembled block: the text, what it spent, and which documents it holds or only names."""
+
+    context_revision: int
+    budget_bytes: int
+    overridden_by: str | None
+    plan: Plan = Plan((), (), 0)
+    text: str = ""
+
+
 class BlockService:
-    def assemble(self, ctx: Context, budget_bytes: int, expected_context_revision: int | None) -> dict[str, Any]:
+    def assemble(self, ctx: Context, budget_bytes: int, expected_context_revision: int | None) -> Block:
         conv = ctx.conversation
-        assert conv is not None
+        if conv is None:
+            raise ApiError("not_found", "The memory block belongs to a conversation.")
         if expected_context_revision is not None and expected_context_revision != conv.context_revision:
             raise ApiError(
                 "stale_object",
                 f"The conversation's context_revision is {conv.context_revision}, not the "
                 "expected_context_revision you sent: its memory changed since you looked.",
             )
-        out: dict[str, Any] = {
-            "context_revision": conv.context_revision,
-            "budget_bytes": budget_bytes,
-            "used_bytes": 0,
-            "text": "",
-            "included": [],
-            "omitted": [],
-            "overridden_by": ctx.override_provider,
-        }
         if ctx.override_provider is not None:
             # The provider's memory reaches the model through its own tools; the kernel's rows wait.
-            return out
+            return Block(conv.context_revision, budget_bytes, ctx.override_provider)
         p = plan(entries_of(ctx), budget_bytes)
         contents = ctx.store.read_contents([e.content_key for e in p.included])
-        out.update(
-            used_bytes=p.used_bytes,
-            text=render(p, contents),
-            included=[e.included_json() for e in p.included],
-            omitted=[e.omitted_json() for e in p.omitted],
-        )
-        return out
+        return Block(conv.context_revision, budget_bytes, None, p, render(p, contents))

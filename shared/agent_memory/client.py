@@ -33,65 +33,17 @@ from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
+from . import contract
 from .errors import CATALOGUE
 
-API: Final = "/agent_api/v1"
-_WS: Final = f"{API}/workspaces/{{workspace_public_id}}"
-_CONV: Final = f"{_WS}/conversations/{{conversation_public_id}}"
-
-#: The memory doors and the path each one serves its six verbs under.
-DOORS: Final[dict[str, str]] = {
-    "conversation": f"{_CONV}/memory",
-    "workspace": f"{_WS}/memory",
-    "profile": f"{API}/profile/memory",
-    "definition": f"{API}/profile/agents/{{agent_name}}/memory",
-}
-
-_VERBS: Final = (
-    ("list", "GET", ""),
-    ("write", "POST", ""),
-    ("show", "POST", "/show"),
-    ("grep", "POST", "/grep"),
-    ("edit", "POST", "/edit"),
-    ("delete", "POST", "/delete"),
-)
-
-#: name -> (method, path template). Mirrors the server's route table; a test keeps the two equal.
-ROUTES: Final[dict[str, tuple[str, str]]] = {
-    "create_account": ("POST", f"{API}/accounts"),
-    "create_human": ("POST", f"{API}/humans"),
-    "create_workspace": ("POST", f"{API}/workspaces"),
-    "update_workspace": ("PATCH", _WS),
-    "add_member": ("POST", f"{_WS}/members"),
-    "create_conversation": ("POST", f"{_WS}/conversations"),
-    "show_conversation": ("GET", _CONV),
-    "archive_conversation": ("POST", f"{_CONV}/archive"),
-    "replace_memory_context": ("POST", f"{_CONV}/memory_context"),
-    "fork_conversation": ("POST", f"{_CONV}/fork"),
-    "conversation_memory_block": ("POST", f"{_CONV}/memory_block"),
-    "conversation_skills_list": ("GET", f"{_CONV}/skills"),
-    "conversation_skill_load": ("POST", f"{_CONV}/skills/load"),
-    "create_execution": ("POST", f"{_CONV}/executions"),
-    "call_tool": ("POST", f"{API}/executions/{{execution_public_id}}/tools/{{tool_name}}"),
-    "tool_schemas": ("GET", f"{API}/tools/schemas"),
-    "create_agent": ("POST", f"{API}/agents"),
-    "rotate_agent_credentials": ("POST", f"{API}/agents/{{agent_public_id}}/credentials/rotate"),
-    "create_speaker": ("POST", f"{API}/speakers"),
-    **{
-        f"{door}_memory_{verb}": (method, f"{base}{suffix}")
-        for door, base in DOORS.items()
-        for verb, method, suffix in _VERBS
-    },
-}
+#: name -> (method, path template), read from the route contract the server serves.
+ROUTES: Final[dict[str, tuple[str, str]]] = {r.name: (r.method, r.path) for r in contract.ROUTES}
 
 #: POST routes that only read: safe to send twice. Every GET is safe too.
-READ_ONLY_POSTS: Final = frozenset(
-    {"conversation_memory_block", "conversation_skill_load"}
-    | {f"{door}_memory_{verb}" for door in DOORS for verb in ("show", "grep")}
-)
+READ_ONLY_POSTS: Final = frozenset(r.name for r in contract.ROUTES if r.method == "POST" and r.safe_to_retry)
 
 #: The model's tools that only read; calling them again changes nothing.
-READ_ONLY_TOOLS: Final = frozenset({"memory_ls", "memory_read", "skill"})
+READ_ONLY_TOOLS: Final = contract.READ_ONLY_TOOLS
 
 #: The expectation that creates a document only if its path is absent.
 NEW: Final[tuple[None, None]] = (None, None)
@@ -333,11 +285,11 @@ class MemoryClient:
         read_only: bool | None = None,
     ) -> Any:
         """Call a route of `ROUTES` by name; returns the decoded JSON body (None for 204)."""
-        method, template = ROUTES[route]
-        path = template.format(**{k: urllib.parse.quote(str(v), safe="") for k, v in (params or {}).items()})
+        spec = contract.BY_NAME[route]
+        path = spec.path.format(**{k: urllib.parse.quote(str(v), safe="") for k, v in (params or {}).items()})
         if read_only is None:
-            read_only = method == "GET" or route in READ_ONLY_POSTS
-        return self.request(method, path, body, query=query, headers=headers, read_only=read_only)
+            read_only = spec.safe_to_retry
+        return self.request(spec.method, path, body, query=query, headers=headers, read_only=read_only)
 
     def request(
         self,
@@ -568,12 +520,12 @@ class MemoryClient:
 class MemoryDoor:
     """The six memory verbs of one door. Writes take an explicit expectation: NEW, a pair, or a document."""
 
-    def __init__(self, client: MemoryClient, door: str, params: Mapping[str, str]) -> None:
+    def __init__(self, client: MemoryClient, door: contract.Door, params: Mapping[str, str]) -> None:
         self.client, self.door, self.params = client, door, dict(params)
 
     def _call(self, verb: str, memory: dict[str, Any] | None = None, **kw: Any) -> Any:
         body = None if memory is None else {"memory": memory}
-        return self.client.call(f"{self.door}_memory_{verb}", self.params, body, **kw)
+        return self.client.call(contract.door_route(self.door, verb).name, self.params, body, **kw)
 
     def ls(self, *, speaker_public_id: str | None = None) -> list[dict[str, Any]]:
         """Every document in the door's bindings, without content."""

@@ -1,14 +1,14 @@
-"""The memory verbs: list, show, write, edit, grep, delete. Door-agnostic: they act on a resolved Context."""
+"""The memory verbs: list, show, write, edit, grep, delete. Door-agnostic: they act on a resolved Context,
+ask rules/access.py whether a change may land, and answer domain values (views.py renders them)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import regex
 
+from .context import Context, Source
 from .errors import ApiError, stale
 from .ids import now_iso, sha256_hex, uuid7
 from .model import (
@@ -17,92 +17,19 @@ from .model import (
     ConversationBump,
     Document,
     DocumentChange,
+    GrepMatch,
+    GrepResult,
+    Located,
     WriteBudget,
 )
-from .paths import MemoryPath, check_skill_path, prefix_matches
-from .resolver import Context, Source
+from .paths import MemoryPath, prefix_matches
+from .rules.access import DOORS, check_context_revision, may_change, refuse_override
 
 GREP_LINE_CAP = 500
 GREP_PATTERN_MAX = 1000
 # A pattern gets this much matching time in all, across every line it searches; past it the request is
 # refused rather than holding a function (catastrophic backtracking cannot pin a Lambda).
 GREP_BUDGET_SECONDS = 0.25
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    """The writer's view of the row: (None, None) means 'this path must be absent'."""
-
-    public_id: str | None
-    lock_version: int | None
-
-    @property
-    def pair(self) -> tuple[str, int] | None:
-        if self.public_id is None or self.lock_version is None:
-            return None
-        return self.public_id, self.lock_version
-
-
-def doc_json(path: str, doc: Document, content: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "path": path,
-        "public_id": doc.public_id,
-        "lock_version": doc.lock_version,
-        "bytesize": doc.bytesize,
-        "description": doc.description,
-        "written_at": doc.written_at,
-    }
-    if content is not None:
-        out["content"] = content
-    return out
-
-
-def refuse_override(ctx: Context, mp: MemoryPath | None) -> None:
-    provider = ctx.override_provider
-    if provider is None:
-        return
-    # A skill is the service's own instruction row, never the provider's: verbs naming one are served.
-    if mp is not None and mp.skill_name is not None:
-        return
-    raise ApiError(
-        "memory_overridden",
-        f"This workspace's memory is provided by {provider!r} (tool_provider_overrides['nexus.memory']); "
-        "use that provider's tools, or clear the override.",
-        provider=provider,
-    )
-
-
-def _writable_source(ctx: Context, mp: MemoryPath) -> Source:
-    src = ctx.source(mp)
-    check_skill_path(src.scope, mp)
-    if src.binding.access != "read_write":
-        raise ApiError("memory_read_only", f"The {mp.root}/ root is bound read-only here: it cannot be changed.")
-    if not src.writable or not ctx.can_write:
-        raise ApiError("not_authorized", f"You have no write standing on the {mp.root}/ root.")
-    conv = ctx.conversation
-    # An execution accepted before the archive may still finish its writes; the doors may not.
-    if conv is not None and conv.archived and ctx.door != "execution":
-        raise ApiError("conversation_archived", "The conversation is archived: its memory is read-only.")
-    if src.archived and ctx.door != "execution":
-        raise ApiError(
-            "conversation_archived",
-            f"The conversation behind the {mp.root}/ root is archived: its memory is read-only.",
-        )
-    return src
-
-
-def _check_revision(ctx: Context, expected_context_revision: int | None) -> None:
-    # Refused before the content version is stored, so a stale caller leaves no object behind; the
-    # commit repeats the condition, which is what holds against a concurrent writer.
-    conv = ctx.conversation
-    if ctx.door != "conversation" or conv is None or expected_context_revision is None:
-        return
-    if conv.context_revision != expected_context_revision:
-        raise ApiError(
-            "stale_object",
-            f"The conversation's context_revision is {conv.context_revision}, not the "
-            "expected_context_revision you sent: read the conversation again.",
-        )
 
 
 def plain_search(pattern: str, ignore_case: bool) -> Callable[[str], bool | None] | None:
@@ -176,36 +103,32 @@ class MemoryService:
         new: Document | None,
         expected_context_revision: int | None,
     ) -> DocumentChange:
-        assert src.anchor is not None
         budget = None
         if self.writes_per_minute is not None:
             budget = WriteBudget(ctx.principal.public_id, self.writes_per_minute)
-        return DocumentChange(src.anchor, mp.rest, expected, new, self._bump(ctx, expected_context_revision), budget)
+        return DocumentChange(src.anchored, mp.rest, expected, new, self._bump(ctx, expected_context_revision), budget)
 
     # ---- reads ----------------------------------------------------------------------------------
 
-    def listing(self, ctx: Context) -> list[dict[str, Any]]:
+    def listing(self, ctx: Context) -> list[Located]:
         refuse_override(ctx, None)
-        rows = self._documents(ctx, ctx.readable())
-        return [doc_json(path, doc) for path, doc in rows]
+        return self._documents(ctx, ctx.readable())
 
-    def _documents(self, ctx: Context, sources: list[Source]) -> list[tuple[str, Document]]:
+    def _documents(self, ctx: Context, sources: list[Source]) -> list[Located]:
         listed = ctx.store.list_many([s.anchor for s in sources if s.anchor is not None])
-        rows = [(f"{s.name}/{d.rest}", d) for s in sources if s.anchor is not None for d in listed[s.anchor]]
-        rows.sort(key=lambda r: r[0])
+        rows = [Located(f"{s.name}/{d.rest}", d) for s in sources if s.anchor is not None for d in listed[s.anchor]]
+        rows.sort(key=lambda r: r.path)
         return rows
 
-    def show(self, ctx: Context, mp: MemoryPath) -> dict[str, Any]:
+    def show(self, ctx: Context, mp: MemoryPath) -> Located:
         refuse_override(ctx, mp)
         src = ctx.source(mp)
         doc = ctx.document(src, mp.rest)
         if doc is None:
             raise ApiError("memory_not_found", f"There is no document at {mp.logical!r}.")
-        return doc_json(mp.logical, doc, ctx.store.read_content(doc.content_key))
+        return Located(mp.logical, doc, ctx.store.read_content(doc.content_key))
 
-    def grep(
-        self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int
-    ) -> dict[str, Any]:
+    def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
         refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
         if len(pattern) > GREP_PATTERN_MAX:
             raise ApiError("parameter_invalid", f"memory.pattern is longer than {GREP_PATTERN_MAX} characters.")
@@ -215,17 +138,16 @@ class MemoryService:
             raise ApiError("parameter_invalid", f"memory.pattern is not a valid regular expression: {exc}.") from exc
         sources = [ctx.source(prefix)] if prefix is not None else ctx.readable()
         rows = [
-            (path, doc)
-            for path, doc in self._documents(ctx, sources)
-            if prefix is None or prefix_matches(prefix.rest, doc.rest)
+            row
+            for row in self._documents(ctx, sources)
+            if prefix is None or prefix_matches(prefix.rest, row.document.rest)
         ]
-        contents = ctx.store.read_contents([doc.content_key for _, doc in rows])
-        matches: list[dict[str, Any]] = []
+        contents = ctx.store.read_contents([row.document.content_key for row in rows])
+        matches: list[GrepMatch] = []
         deadline = time.monotonic() + GREP_BUDGET_SECONDS
-        truncated = False
         plain = plain_search(pattern, ignore_case)
-        for path, doc in rows:
-            for number, line in enumerate(contents[doc.content_key].split("\n"), start=1):
+        for row in rows:
+            for number, line in enumerate(contents[row.document.content_key].split("\n"), start=1):
                 hit = plain(line) if plain is not None else None
                 if hit is None:
                     remaining = deadline - time.monotonic()
@@ -241,20 +163,18 @@ class MemoryService:
                 if not hit:
                     continue
                 if len(matches) == limit:
-                    truncated = True
-                    break
-                matches.append({"path": path, "line_number": number, "text": line[:GREP_LINE_CAP]})
-            if truncated:
-                break
-        return {"matches": matches, "truncated": truncated}
+                    return GrepResult(matches, truncated=True)
+                matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
+        return GrepResult(matches, truncated=False)
 
     # ---- writes ---------------------------------------------------------------------------------
 
     def _bump(self, ctx: Context, expected_context_revision: int | None) -> ConversationBump | None:
-        if ctx.door not in ("conversation", "execution") or ctx.conversation is None:
+        rules = DOORS[ctx.door]
+        if not rules.bumps_revision or ctx.conversation is None:
             return None
         return ConversationBump(
-            ctx.conversation.public_id, expected_context_revision, refuse_archived=ctx.door != "execution"
+            ctx.conversation.public_id, expected_context_revision, refuse_archived=rules.refuses_archived
         )
 
     def _new_version(
@@ -267,13 +187,12 @@ class MemoryService:
         lock_version: int,
         description: str | None,
     ) -> Document:
-        assert src.anchor is not None
         content_key = f"content/{public_id}/{uuid7()}"
         # The immutable version is stored before the pointer commits; a refused commit leaves at most an
         # unreferenced object for the sweeper, never a visible change.
         ctx.store.put_content(content_key, data.decode("utf-8"))
         return Document(
-            anchor=src.anchor,
+            anchor=src.anchored,
             rest=mp.rest,
             public_id=public_id,
             lock_version=lock_version,
@@ -289,44 +208,43 @@ class MemoryService:
         self,
         ctx: Context,
         mp: MemoryPath,
-        content: object,
-        condition: Condition,
+        content: str,
+        expected: tuple[str, int] | None,
         *,
-        description: object = None,
+        description: str | None = None,
         description_given: bool = False,
         expected_context_revision: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Located:
         refuse_override(ctx, mp)
-        src = _writable_source(ctx, mp)
-        _check_revision(ctx, expected_context_revision)
+        src = may_change(ctx, mp)
+        # Refused before the content version is stored, so a stale caller leaves no object behind; the
+        # commit repeats the condition, which is what holds against a concurrent writer.
+        check_context_revision(ctx, expected_context_revision)
         data = _check_content(content)
         desc = _check_description(mp, description, given=description_given)
-        if condition.pair is None:
+        if expected is None:
             doc = self._new_version(ctx, src, mp, data, uuid7(), 0, desc)
         else:
-            pid, lv = condition.pair
-            doc = self._new_version(ctx, src, mp, data, pid, lv + 1, desc)
-        ctx.store.commit(self._change(ctx, src, mp, condition.pair, doc, expected_context_revision))
-        return doc_json(mp.logical, doc, data.decode("utf-8"))
+            doc = self._new_version(ctx, src, mp, data, expected[0], expected[1] + 1, desc)
+        ctx.store.commit(self._change(ctx, src, mp, expected, doc, expected_context_revision))
+        return Located(mp.logical, doc, content)
 
     def edit(
         self,
         ctx: Context,
         mp: MemoryPath,
-        old_text: object,
-        new_text: object,
-        condition: Condition,
+        old_text: str,
+        new_text: str,
+        expected: tuple[str, int] | None,
         *,
         expected_context_revision: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Located:
         refuse_override(ctx, mp)
-        src = _writable_source(ctx, mp)
-        _check_revision(ctx, expected_context_revision)
-        pair = _require_pair(condition, "edit")
-        if not isinstance(old_text, str) or old_text == "":
+        src = may_change(ctx, mp)
+        check_context_revision(ctx, expected_context_revision)
+        pair = _require_pair(expected, "edit")
+        if old_text == "":
             raise ApiError("parameter_invalid", "memory.old_text must be a nonempty string.")
-        if not isinstance(new_text, str):
-            raise ApiError("memory_content_invalid", "memory.new_text must be a string.")
         current = ctx.document(src, mp.rest)
         # A stale view refuses before any matching: the caller's passage may not be in the new text.
         if current is None or (current.public_id, current.lock_version) != pair:
@@ -341,27 +259,32 @@ class MemoryService:
                 f"old_text occurs more than once in {mp.logical!r}; include more surrounding text so it "
                 "matches exactly once.",
             )
-        data = _check_content(text[:first] + new_text + text[first + len(old_text) :])
+        edited = text[:first] + new_text + text[first + len(old_text) :]
+        data = _check_content(edited)
         doc = self._new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
         ctx.store.commit(self._change(ctx, src, mp, pair, doc, expected_context_revision))
-        return doc_json(mp.logical, doc, data.decode("utf-8"))
+        return Located(mp.logical, doc, edited)
 
     def delete(
-        self, ctx: Context, mp: MemoryPath, condition: Condition, *, expected_context_revision: int | None = None
+        self,
+        ctx: Context,
+        mp: MemoryPath,
+        expected: tuple[str, int] | None,
+        *,
+        expected_context_revision: int | None = None,
     ) -> None:
         refuse_override(ctx, mp)
-        src = _writable_source(ctx, mp)
-        _check_revision(ctx, expected_context_revision)
-        pair = _require_pair(condition, "delete")
+        src = may_change(ctx, mp)
+        check_context_revision(ctx, expected_context_revision)
+        pair = _require_pair(expected, "delete")
         ctx.store.commit(self._change(ctx, src, mp, pair, None, expected_context_revision))
 
 
-def _require_pair(condition: Condition, verb: str) -> tuple[str, int]:
-    pair = condition.pair
-    if pair is None:
+def _require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:
+    if expected is None:
         raise ApiError(
             "parameter_invalid",
             f"To {verb} a document send the expected_public_id and expected_lock_version you read; "
             "null/null only creates an absent path.",
         )
-    return pair
+    return expected

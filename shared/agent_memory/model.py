@@ -116,6 +116,29 @@ class Conversation:
     parent_public_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class FrozenBinding:
+    """One root of an execution as it resolved when the execution began: stored with it, never changed.
+
+    A speaker root always names its subject, so an inherited speaker root keeps the person it was captured
+    for whichever agent answers next.
+    """
+
+    name: str
+    scope: str
+    access: Literal["read", "read_write"]
+    anchor_public_id: str
+    conversation_public_id: str | None = None
+    speaker_public_id: str | None = None
+    agent_public_id: str | None = None
+
+    @property
+    def anchor(self) -> Anchor:
+        if self.scope == "speaker":
+            return Anchor("speaker", self.agent_public_id or "", self.speaker_public_id)
+        return Anchor(self.scope, self.anchor_public_id)
+
+
 @dataclass(slots=True)
 class Execution:
     """One accepted model run: who started it, who answers, and the memory configuration frozen for it."""
@@ -128,7 +151,7 @@ class Execution:
     principal_kind: PrincipalKind
     principal_id: str
     speaker_id: str | None
-    bindings: list[dict[str, Any]]
+    bindings: list[FrozenBinding]
     tools: list[str]
     created_at: str
     parent_id: str | None = None
@@ -175,3 +198,38 @@ class DocumentChange:
     new: Document | None
     bump: ConversationBump | None = None
     budget: WriteBudget | None = None
+
+
+# ---- what the verbs answer (views.py turns these into the wire JSON) ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A document under the logical path a request names it by (`<root>/<rest>`)."""
+
+    path: str
+    document: Document
+    content: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GrepMatch:
+    path: str
+    line_number: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GrepResult:
+    matches: list[GrepMatch]
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """One tool call's answer: text written for the model, and the same facts as data for the runtime."""
+
+    tool: str
+    content: str
+    data: Any = None
+    code: str | None = None

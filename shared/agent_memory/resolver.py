@@ -1,7 +1,8 @@
-"""The one resolver: caller + door + path -> binding -> anchor and access.
+"""The one resolver: caller + door + path -> the rows a request needs, loaded in as few batches as possible.
 
-Every door (conversation, workspace, profile, agent definition), the memory block and the model's tools
-open a `Context` here, so the rules of who reads and writes what live in exactly one place.
+Every door (conversation, workspace, profile, agent definition), the memory block, the directory and the
+model's tools open a `Context` here. What a caller may reach is decided by `rules/access.py`; this
+module only knows which rows those rules need and how to fetch them together.
 
 Loading is batched: the first round trip fetches the token, the workspace, the caller's membership,
 the conversation and every document whose anchor is already known from the URL and the caller; a
@@ -11,10 +12,13 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .bindings import Binding, apply_limit, configured_bindings
+from .context import Context, Source
+from .contract import Door
 from .errors import ApiError
 from .ids import PresentedToken, digests_equal
 from .lru import Lru
@@ -22,105 +26,18 @@ from .model import (
     Agent,
     Anchor,
     Conversation,
-    Document,
     Execution,
+    FrozenBinding,
     Member,
     Principal,
     Speaker,
     TokenRow,
     Workspace,
 )
-from .paths import SCOPES, MemoryPath
+from .paths import MemoryPath
 from .ports import Ref, Store
-
-MEMORY_PROVIDER_KEY = "nexus.memory"
-
-
-@dataclass(slots=True)
-class Source:
-    """A binding resolved for one request: where its rows hang, and whether this caller may write them."""
-
-    binding: Binding
-    anchor: Anchor | None
-    writable: bool
-    unavailable: str | None = None
-    agent_public_id: str | None = None
-    speaker_public_id: str | None = None
-    # An alias of an archived conversation: its rows are read-only through the doors, as the host's are.
-    archived: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.binding.name
-
-    @property
-    def scope(self) -> str:
-        return self.binding.scope
-
-    def effective_json(self) -> dict[str, Any]:
-        out = self.binding.as_json()
-        out["anchor_public_id"] = self.anchor_public_id
-        if self.scope in ("agent", "speaker"):
-            out["agent_public_id"] = self.agent_public_id
-        if self.scope == "speaker":
-            out["speaker_public_id"] = self.speaker_public_id
-        return out
-
-    @property
-    def anchor_public_id(self) -> str | None:
-        if self.anchor is None:
-            return None
-        return self.anchor.speaker_id or self.anchor.owner_id
-
-
-@dataclass(slots=True)
-class Context:
-    """Everything a memory verb needs once the caller is known and allowed in."""
-
-    store: Store
-    principal: Principal
-    door: str
-    sources: dict[str, Source]
-    workspace: Workspace | None = None
-    conversation: Conversation | None = None
-    can_write: bool = False
-    loaded: dict[Ref, Any] = field(default_factory=dict)
-
-    @property
-    def override_provider(self) -> str | None:
-        if self.workspace is None:
-            return None
-        return self.workspace.tool_provider_overrides.get(MEMORY_PROVIDER_KEY)
-
-    def source(self, mp: MemoryPath) -> Source:
-        """The source a path's root names, or the refusal for a root this request cannot use."""
-        src = self.sources.get(mp.root)
-        if src is None:
-            if mp.root in SCOPES:
-                raise ApiError(
-                    "memory_scope_unavailable",
-                    f"The {mp.root}/ root is not available here: it is not among this request's memory bindings.",
-                )
-            raise ApiError(
-                "memory_path_invalid",
-                f"{mp.root!r} is not a memory scope (conversation, workspace, user, agent, speaker) "
-                "nor a root name bound here.",
-            )
-        if src.anchor is None:
-            raise ApiError("memory_scope_unavailable", f"The {mp.root}/ root is unavailable: {src.unavailable}.")
-        return src
-
-    def readable(self) -> list[Source]:
-        """Sources an unqualified read (list, grep, the block) walks: unavailable ones are left out."""
-        return [s for s in self.sources.values() if s.anchor is not None]
-
-    def document(self, src: Source, rest: str) -> Document | None:
-        assert src.anchor is not None
-        ref = Ref.document(src.anchor, rest)
-        if ref not in self.loaded:
-            self.loaded[ref] = self.store.get_many([ref])[ref]
-        doc: Document | None = self.loaded[ref]
-        return doc
+from .rules import access
+from .rules.access import Standing
 
 
 def _unauthenticated() -> ApiError:
@@ -144,48 +61,19 @@ def authenticate(presented: PresentedToken, row: TokenRow | None) -> Principal:
     return Principal(row.principal_kind, row.principal_id, row.account_id)
 
 
-def not_found(what: str) -> ApiError:
-    return ApiError("not_found", f"No {what} with that id is visible to you.")
-
-
-def workspace_role(principal: Principal, ws: Workspace | None, member: Member | None) -> str | None:
-    """The caller's standing in a workspace: 'member' (write), 'viewer' (read) or None."""
-    if ws is None or ws.account_id != principal.account_id or member is None:
-        return None
-    return member.role
-
-
-def conversation_standing(
-    principal: Principal, ws: Workspace | None, member: Member | None, conv: Conversation | None
-) -> str | None:
-    """'write', 'read' or None for a conversation; the answering agent always writes its own."""
-    if conv is None or ws is None or conv.workspace_id != ws.public_id or ws.account_id != principal.account_id:
-        return None
-    if principal.kind == "agent" and conv.answering_agent_id == principal.public_id:
-        return "write"
-    role = workspace_role(principal, ws, member)
-    return {"member": "write", "viewer": "read"}.get(role or "")
-
-
-def host_standing(principal: Principal, ws: Workspace | None, member: Member | None, conv: Conversation | None) -> str:
-    """The caller's standing on a conversation named in a URL, or not_found when it cannot see it."""
-    if workspace_role(principal, ws, member) is None and not (
-        conv is not None
-        and principal.kind == "agent"
-        and conv.answering_agent_id == principal.public_id
-        and ws is not None
-        and conv.workspace_id == ws.public_id
-    ):
-        raise not_found("workspace")
-    standing = conversation_standing(principal, ws, member, conv)
-    if standing is None:
-        raise not_found("conversation")
-    return standing
-
-
 def _host_refs(workspace_id: str, principal_id: str, conversation_id: str) -> list[Ref]:
     """What a caller's standing on a conversation is read from: the workspace, its membership, the conversation."""
     return [Ref.workspace(workspace_id), Ref.member(workspace_id, principal_id), Ref.conversation(conversation_id)]
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """The rows behind a conversation URL and the caller's standing there."""
+
+    workspace: Workspace
+    member: Member | None
+    conversation: Conversation
+    standing: Standing
 
 
 def _host_rows(
@@ -197,58 +85,27 @@ def _host_rows(
     return ws, member, conv
 
 
-def _host(
-    principal: Principal, got: dict[Ref, Any], workspace_id: str, conversation_id: str
-) -> tuple[Workspace, Member | None, Conversation, str]:
-    """The rows behind a conversation URL and the caller's standing there (not_found when it cannot see it)."""
+def _host(principal: Principal, got: dict[Ref, Any], workspace_id: str, conversation_id: str) -> Host:
     ws, member, conv = _host_rows(got, workspace_id, principal.public_id, conversation_id)
-    standing = host_standing(principal, ws, member, conv)
-    assert ws is not None and conv is not None
-    return ws, member, conv, standing
+    standing = access.host_standing(principal, ws, member, conv)
+    if ws is None or conv is None:  # host_standing has refused already; this narrows the types
+        raise access.not_found("conversation")
+    return Host(ws, member, conv, standing)
 
 
-def _alias_source(
-    principal: Principal, ws: Workspace, member: Member | None, b: Binding, got: dict[Ref, Any]
-) -> Source:
-    """A root aliasing another conversation: writable only where the caller may write that conversation too."""
-    assert b.conversation_public_id is not None
-    alias: Conversation | None = got.get(Ref.conversation(b.conversation_public_id))
-    alias_standing = conversation_standing(principal, ws, member, alias)
-    if alias is None or alias_standing is None:
-        return Source(b, None, False, "its conversation is missing or not visible to you")
-    return Source(
-        b,
-        Anchor("conversation", alias.public_id),
-        b.access == "read_write" and alias_standing == "write",
-        archived=alias.archived,
-    )
-
-
-def frozen_binding(entry: dict[str, Any]) -> Binding:
-    """The binding behind one frozen effective entry. A speaker entry always names its subject, so an
-    inherited speaker root keeps the person it was captured for whichever agent answers next."""
-    return Binding(
-        entry["name"],
-        entry["scope"],
-        entry["access"],
-        entry.get("conversation_public_id"),
-        entry.get("speaker_public_id") if entry["scope"] == "speaker" else None,
-    )
-
-
-def frozen_anchor(entry: dict[str, Any]) -> Anchor:
-    if entry["scope"] == "speaker":
-        return Anchor("speaker", entry["agent_public_id"], entry["speaker_public_id"])
-    return Anchor(entry["scope"], entry["anchor_public_id"])
+def thawed(entry: FrozenBinding) -> Binding:
+    """The binding behind one frozen root."""
+    speaker = entry.speaker_public_id if entry.scope == "speaker" else None
+    return Binding(entry.name, entry.scope, entry.access, entry.conversation_public_id, speaker)
 
 
 def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
     """What a tool call reads besides the execution: standing, aliases, and the documents it names."""
-    by_root = {e["name"]: e for e in ex.bindings}
+    by_root = {e.name: e for e in ex.bindings}
     refs = _host_refs(ex.workspace_id, ex.principal_id, ex.conversation_id)
-    refs += [Ref.conversation(e["conversation_public_id"]) for e in ex.bindings if e.get("conversation_public_id")]
+    refs += [Ref.conversation(e.conversation_public_id) for e in ex.bindings if e.conversation_public_id]
     # Every anchor is known from the frozen entries, so the documents ride in the same round.
-    refs += [Ref.document(frozen_anchor(by_root[mp.root]), mp.rest) for mp in paths if mp.root in by_root]
+    refs += [Ref.document(by_root[mp.root].anchor, mp.rest) for mp in paths if mp.root in by_root]
     return list(dict.fromkeys(refs))
 
 
@@ -282,7 +139,58 @@ class Resolver:
         got = self.store.get_many([tref, *extra])
         return authenticate(presented, got[tref]), got
 
-    # ---- the conversation door ------------------------------------------------------------------
+    def human(self, presented: PresentedToken | None) -> Principal:
+        principal = self.principal(presented)
+        access.require_human(principal)
+        return principal
+
+    def account_row(self, presented: PresentedToken | None, ref: Ref, what: str) -> tuple[Principal, Any]:
+        """The caller and one row of its account (not_found for any other account's)."""
+        principal, got = self.first_round(presented, [ref])
+        return principal, access.in_account(principal, got[ref], what)
+
+    def writable_workspace(
+        self, presented: PresentedToken | None, ws_id: str, extra: list[Ref] | None = None
+    ) -> tuple[Principal, Workspace, dict[Ref, Any]]:
+        """The caller and a workspace it may change (read-only callers are refused)."""
+        tok = require_token(presented)
+        principal, got = self.first_round(
+            tok, [Ref.workspace(ws_id), Ref.member(ws_id, tok.principal_id), *(extra or [])]
+        )
+        ws = access.workspace_write_role(
+            principal, got[Ref.workspace(ws_id)], got[Ref.member(ws_id, principal.public_id)]
+        )
+        return principal, ws, got
+
+    # ---- the doors ------------------------------------------------------------------------------
+
+    def door(
+        self,
+        door: Door,
+        presented: PresentedToken | None,
+        params: Mapping[str, str],
+        *,
+        paths: tuple[MemoryPath, ...] = (),
+        speaker_selector: str | None = None,
+        write: bool = False,
+    ) -> Context:
+        """Open the Context of a memory door for a route's path parameters."""
+        if door == "conversation":
+            return self.conversation(
+                presented,
+                params["workspace_public_id"],
+                params["conversation_public_id"],
+                paths=paths,
+                speaker_selector=speaker_selector,
+                write=write,
+            )
+        if door == "workspace":
+            return self.workspace(
+                presented, params["workspace_public_id"], paths=paths, speaker_selector=speaker_selector, write=write
+            )
+        if door == "profile":
+            return self.profile(presented, paths=paths, speaker_selector=speaker_selector)
+        return self.definition(presented, params["agent_name"], speaker_selector)
 
     def conversation(
         self,
@@ -310,30 +218,43 @@ class Resolver:
             elif mp.root == "user" and presented.principal_kind == "human":
                 refs.append(Ref.document(Anchor("user", pid), mp.rest))
         principal, got = self.first_round(presented, refs)
-        ws, member, conv, standing = _host(principal, got, workspace_id, conversation_id)
-        if write and standing != "write":
-            raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
-        speaker = self._selected_speaker(principal, speaker_selector, got)
-        sources = self._resolve_conversation_bindings(principal, ws, member, conv, speaker, got, standing)
-        ctx = Context(self.store, principal, "conversation", sources, ws, conv, standing == "write", got)
+        host = _host(principal, got, workspace_id, conversation_id)
+        if write:
+            access.require_write_standing(host.standing)
+        speaker = access.selected_speaker(principal, got.get(Ref.speaker(speaker_selector or "")), speaker_selector)
+        ctx = self.conversation_context(principal, host, speaker, got)
         self._prefetch(ctx, paths)
         return ctx
 
-    def _selected_speaker(self, principal: Principal, selector: str | None, got: dict[Ref, Any]) -> Speaker | None:
-        if selector is None:
-            return None
-        speaker: Speaker | None = got.get(Ref.speaker(selector))
-        if (
-            speaker is None
-            or principal.kind != "agent"
-            or speaker.agent_id != principal.public_id
-            or speaker.account_id != principal.account_id
-        ):
-            raise ApiError(
-                "not_authorized",
-                "speaker_public_id must name an existing Speaker that the calling agent controls in its account.",
-            )
-        return speaker
+    def conversation_context(
+        self, principal: Principal, host: Host, speaker: Speaker | None, got: dict[Ref, Any]
+    ) -> Context:
+        """The conversation door's Context for rows already loaded (a second round fetches what bindings name)."""
+        conv = host.conversation
+        configured = configured_bindings(conv.memory_context)
+        need: list[Ref] = []
+        if conv.answering_agent_id:
+            need.append(Ref.agent(conv.answering_agent_id))
+        need += [Ref.conversation(b.conversation_public_id) for b in configured if b.conversation_public_id]
+        need += [Ref.speaker(b.speaker_public_id) for b in configured if b.speaker_public_id]
+        ctx = Context(self.store, principal, "conversation", {}, host.workspace, conv, got)
+        ctx.fetch(need)
+        agent: Agent | None = got.get(Ref.agent(conv.answering_agent_id)) if conv.answering_agent_id else None
+        bindings = self.effective_bindings(conv, agent)
+        ctx.sources = access.conversation_sources(
+            principal, host.workspace, host.member, conv, agent, speaker, bindings, got, host.standing
+        )
+        return ctx
+
+    def child_context(self, parent: Context, child: Conversation) -> Context:
+        """A new fork's Context, from the rows its parent's already loaded (same workspace, answerer, caller)."""
+        if parent.workspace is None:
+            raise access.not_found("workspace")
+        member: Member | None = parent.loaded.get(Ref.member(parent.workspace.public_id, parent.principal.public_id))
+        standing = access.conversation_standing(parent.principal, parent.workspace, member, child) or "read"
+        return self.conversation_context(
+            parent.principal, Host(parent.workspace, member, child, standing), None, parent.loaded
+        )
 
     def effective_bindings(self, conv: Conversation, agent: Agent | None) -> tuple[Binding, ...]:
         bindings = configured_bindings(conv.memory_context)
@@ -341,110 +262,13 @@ class Resolver:
             bindings = apply_limit(bindings, agent.memory_context_limit)
         return bindings
 
-    def _resolve_conversation_bindings(
-        self,
-        principal: Principal,
-        ws: Workspace,
-        member: Member | None,
-        conv: Conversation,
-        speaker: Speaker | None,
-        got: dict[Ref, Any],
-        standing: str,
-    ) -> dict[str, Source]:
-        # Second round: the rows the bindings point at that the first round could not name.
-        configured = configured_bindings(conv.memory_context)
-        need: list[Ref] = []
-        if conv.answering_agent_id and Ref.agent(conv.answering_agent_id) not in got:
-            need.append(Ref.agent(conv.answering_agent_id))
-        for b in configured:
-            if b.conversation_public_id:
-                need.append(Ref.conversation(b.conversation_public_id))
-            if b.speaker_public_id:
-                need.append(Ref.speaker(b.speaker_public_id))
-        need = [r for r in need if r not in got]
-        if need:
-            got.update(self.store.get_many(need))
-        agent: Agent | None = got.get(Ref.agent(conv.answering_agent_id)) if conv.answering_agent_id else None
-        bindings = self.effective_bindings(conv, agent)
-        return self._bind_sources(principal, ws, member, conv, agent, speaker, bindings, got, standing)
-
-    def _bind_sources(
-        self,
-        principal: Principal,
-        ws: Workspace,
-        member: Member | None,
-        conv: Conversation,
-        agent: Agent | None,
-        speaker: Speaker | None,
-        bindings: tuple[Binding, ...],
-        got: dict[Ref, Any],
-        standing: str,
-    ) -> dict[str, Source]:
-        """Resolve bindings against a host conversation and its answerer: the door's and a new execution's."""
-        host_write = standing == "write"
-        # agent/ and speaker/ rows are the answering agent's own: only it, or the Human who stewards it,
-        # may reach them through a conversation. A sibling agent or another member never does.
-        owns_agent = agent is not None and (
-            (principal.kind == "agent" and principal.public_id == agent.public_id)
-            or (principal.kind == "human" and principal.public_id == agent.steward_id)
-        )
-        out: dict[str, Source] = {}
-        for b in bindings:
-            rw = b.access == "read_write"
-            if b.scope == "conversation":
-                if b.conversation_public_id is None:
-                    out[b.name] = Source(b, Anchor("conversation", conv.public_id), rw and host_write)
-                else:
-                    out[b.name] = _alias_source(principal, ws, member, b, got)
-            elif b.scope == "workspace":
-                out[b.name] = Source(b, Anchor("workspace", ws.public_id), rw and host_write)
-            elif b.scope == "user":
-                if principal.kind != "human":
-                    out[b.name] = Source(b, None, False, "user/ belongs to a Human caller; an agent has none")
-                else:
-                    out[b.name] = Source(b, Anchor("user", principal.public_id), rw)
-            elif b.scope == "agent":
-                if agent is None:
-                    out[b.name] = Source(b, None, False, "this conversation is answered by a Human, not an agent")
-                elif not owns_agent:
-                    out[b.name] = Source(b, None, False, "agent/ belongs to the answering agent and its steward")
-                else:
-                    out[b.name] = Source(b, Anchor("agent", agent.public_id), rw, agent_public_id=agent.public_id)
-            else:  # speaker
-                subject_id = b.speaker_public_id or (speaker.public_id if speaker else None)
-                subject: Speaker | None = got.get(Ref.speaker(subject_id)) if subject_id else None
-                if agent is None:
-                    out[b.name] = Source(b, None, False, "this conversation is answered by a Human, not an agent")
-                elif subject is None or subject.account_id != agent.account_id:
-                    out[b.name] = Source(
-                        b,
-                        None,
-                        False,
-                        "no speaker is selected (bind speaker_public_id or send one with the request)",
-                        agent_public_id=agent.public_id,
-                    )
-                elif not owns_agent:
-                    out[b.name] = Source(b, None, False, "speaker/ belongs to the answering agent and its steward")
-                else:
-                    out[b.name] = Source(
-                        b,
-                        Anchor("speaker", agent.public_id, subject.public_id),
-                        rw,
-                        agent_public_id=agent.public_id,
-                        speaker_public_id=subject.public_id,
-                    )
-        return out
-
     def _prefetch(self, ctx: Context, paths: tuple[MemoryPath, ...]) -> None:
-        missing: list[Ref] = []
+        refs = []
         for mp in paths:
             src = ctx.sources.get(mp.root)
             if src is not None and src.anchor is not None:
-                ref = Ref.document(src.anchor, mp.rest)
-                if ref not in ctx.loaded:
-                    missing.append(ref)
-        if missing:
-            ctx.loaded.update(self.store.get_many(missing))
+                refs.append(Ref.document(src.anchor, mp.rest))
+        ctx.fetch(refs)
 
     # ---- the workspace door ---------------------------------------------------------------------
 
@@ -464,16 +288,15 @@ class Resolver:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
         ws: Workspace | None = got[Ref.workspace(workspace_id)]
-        role = workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
+        role = access.workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
         if role is None:
-            raise not_found("workspace")
-        if write and role != "member":
-            raise ApiError("not_authorized", "You have read-only standing in this workspace: you cannot write here.")
+            raise access.not_found("workspace")
+        if write:
+            access.require_write_standing("write" if role == "member" else "read")
         # This door has no speaker/ root, but the selector is still checked: same verbs, same refusals.
-        self._selected_speaker(principal, speaker_selector, got)
-        binding = Binding("workspace", "workspace", "read_write")
-        src = Source(binding, Anchor("workspace", workspace_id), role == "member")
-        return Context(self.store, principal, "workspace", {"workspace": src}, ws, None, role == "member", got)
+        access.selected_speaker(principal, got.get(Ref.speaker(speaker_selector or "")), speaker_selector)
+        src = access.workspace_source(workspace_id, role)
+        return Context(self.store, principal, "workspace", {"workspace": src}, ws, None, got)
 
     # ---- the profile doors ----------------------------------------------------------------------
 
@@ -485,35 +308,26 @@ class Resolver:
         speaker_selector: str | None = None,
     ) -> Context:
         presented = require_token(presented)
-        pid = presented.principal_id
-        if presented.principal_kind == "human":
-            anchor, binding = Anchor("user", pid), Binding("user", "user", "read_write")
-        else:
-            anchor, binding = Anchor("agent", pid), Binding("agent", "agent", "read_write")
-        refs = [Ref.document(anchor, mp.rest) for mp in paths if mp.root == binding.name]
+        root = "user" if presented.principal_kind == "human" else "agent"
+        anchor = Anchor(root, presented.principal_id)
+        refs = [Ref.document(anchor, mp.rest) for mp in paths if mp.root == root]
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
-        self._selected_speaker(principal, speaker_selector, got)
-        src = Source(binding, anchor, True, agent_public_id=pid if binding.scope == "agent" else None)
-        return Context(self.store, principal, "profile", {binding.name: src}, None, None, True, got)
+        access.selected_speaker(principal, got.get(Ref.speaker(speaker_selector or "")), speaker_selector)
+        src = access.own_root_source(principal)
+        return Context(self.store, principal, "profile", {src.name: src}, None, None, got)
 
-    def definition(
-        self,
-        presented: PresentedToken | None,
-        agent: Agent | None,
-        principal: Principal,
-        speaker_selector: str | None = None,
-    ) -> Context:
+    def definition(self, presented: PresentedToken | None, name: str, speaker_selector: str | None = None) -> Context:
         """The steward's door to a named definition's agent/ rows (the agent row is looked up by name first)."""
-        if agent is None or agent.kind != "definition" or agent.steward_id != principal.public_id:
-            raise not_found("agent definition")
-        if speaker_selector is not None:
-            # Only a Human reaches this door, and a Human controls no Speaker.
-            self._selected_speaker(principal, speaker_selector, {})
-        binding = Binding("agent", "agent", "read_write")
-        src = Source(binding, Anchor("agent", agent.public_id), True, agent_public_id=agent.public_id)
-        return Context(self.store, principal, "definition", {"agent": src}, None, None, True, {})
+        principal = self.human(presented)
+        agent_id = self.store.find_definition(principal.public_id, name)
+        agent: Agent | None = self.store.get_many([Ref.agent(agent_id)])[Ref.agent(agent_id)] if agent_id else None
+        agent = access.definition_door(principal, agent)
+        # Only a Human reaches this door, and a Human controls no Speaker.
+        access.selected_speaker(principal, None, speaker_selector)
+        src = access.definition_source(agent)
+        return Context(self.store, principal, "definition", {"agent": src}, None, None, {})
 
     # ---- executions -----------------------------------------------------------------------------
 
@@ -542,29 +356,24 @@ class Resolver:
         if delegate_id:
             refs.append(Ref.agent(delegate_id))
         principal, got = self.first_round(presented, refs)
-        ws, member, conv, standing = _host(principal, got, workspace_id, conversation_id)
-        if standing != "write":
-            raise ApiError("not_authorized", "Starting an execution needs write standing on the conversation.")
-        if conv.archived:
-            raise ApiError("conversation_archived", "The conversation is archived: it accepts no new executions.")
+        host = _host(principal, got, workspace_id, conversation_id)
+        ws, conv = host.workspace, host.conversation
+        access.may_start_execution(host.standing, conv)
         parent: Execution | None = None
         if parent_id:
             parent = got[Ref.execution(parent_id)]
             if parent is None or parent.account_id != principal.account_id or parent.workspace_id != ws.public_id:
-                raise not_found("parent execution")
+                raise access.not_found("parent execution")
             if speaker_id:
                 raise ApiError(
                     "parameter_invalid",
                     "A child execution keeps its parent's subject: leave execution.speaker_public_id out.",
                 )
         if delegate_id:
-            delegate: Agent | None = got[Ref.agent(delegate_id)]
-            if delegate is None or delegate.account_id != principal.account_id:
-                raise not_found("agent")
+            access.in_account(principal, got[Ref.agent(delegate_id)], "agent")
         agent_id = delegate_id or conv.answering_agent_id
-        configured = (
-            tuple(frozen_binding(e) for e in parent.bindings) if parent else configured_bindings(conv.memory_context)
-        )
+        configured = tuple(thawed(e) for e in parent.bindings) if parent else configured_bindings(conv.memory_context)
+        ctx = Context(self.store, principal, "execution", {}, ws, conv, got)
         # Second round: the answerer, the parent's conversation, aliases and subjects.
         need: list[Ref] = []
         if agent_id:
@@ -575,29 +384,23 @@ class Resolver:
                 need.append(Ref.speaker(parent.speaker_id))
         need += [Ref.conversation(b.conversation_public_id) for b in configured if b.conversation_public_id]
         need += [Ref.speaker(b.speaker_public_id) for b in configured if b.speaker_public_id]
-        need = [r for r in dict.fromkeys(need) if r not in got]
-        if need:
-            got.update(self.store.get_many(need))
+        ctx.fetch(need)
         if (
             parent is not None
-            and conversation_standing(principal, ws, member, got[Ref.conversation(parent.conversation_id)]) is None
+            and access.conversation_standing(principal, ws, host.member, got[Ref.conversation(parent.conversation_id)])
+            is None
         ):
-            raise not_found("parent execution")
+            raise access.not_found("parent execution")
         subject: Speaker | None = None
         if parent is not None:
             subject = got.get(Ref.speaker(parent.speaker_id)) if parent.speaker_id else None
         elif speaker_id:
-            subject = got[Ref.speaker(speaker_id)]
-            initiator = conv.answering_agent_id
-            if subject is None or subject.account_id != principal.account_id or subject.agent_id != initiator:
-                raise ApiError(
-                    "not_authorized",
-                    "speaker_public_id must name an existing Speaker controlled by the conversation's answering agent.",
-                )
+            subject = access.execution_subject(principal, conv, got[Ref.speaker(speaker_id)])
         agent: Agent | None = got.get(Ref.agent(agent_id)) if agent_id else None
         bindings = apply_limit(configured, agent.memory_context_limit) if agent is not None else configured
-        sources = self._bind_sources(principal, ws, member, conv, agent, subject, bindings, got, standing)
-        ctx = Context(self.store, principal, "execution", sources, ws, conv, True, got)
+        ctx.sources = access.conversation_sources(
+            principal, ws, host.member, conv, agent, subject, bindings, got, host.standing
+        )
         return ExecutionStart(ctx, agent, subject, parent)
 
     def execution(
@@ -619,47 +422,40 @@ class Resolver:
         ex = _EXECUTIONS.get(execution_id)
         eref = Ref.execution(execution_id)
         refs = [eref] if ex is None else _execution_refs(ex, paths)
+        tref = None
         if not trusted:
             presented = require_token(presented)
-            refs.append(Ref.token(presented.digest))
+            tref = Ref.token(presented.digest)
+            refs.append(tref)
         got = self.store.get_many(refs)
         if ex is None:
             ex = got[eref]
-        if not trusted:
-            assert presented is not None
-            caller = authenticate(presented, got[Ref.token(presented.digest)])
+        if presented is not None and tref is not None:
+            caller = authenticate(presented, got[tref])
             if ex is not None and (caller.kind, caller.public_id) != (ex.principal_kind, ex.principal_id):
                 ex = None
         if ex is None:
-            raise not_found("execution")
+            raise access.not_found("execution")
         if eref in got:
             _EXECUTIONS.put(ex.public_id, ex)
             got.update(self.store.get_many(_execution_refs(ex, paths)))
         principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id)
         ws, member, conv = _host_rows(got, ex.workspace_id, ex.principal_id, ex.conversation_id)
-        standing = conversation_standing(principal, ws, member, conv)
-        if standing is None:
-            raise ApiError("not_authorized", "The execution's principal no longer has standing in its conversation.")
-        assert ws is not None and conv is not None
+        standing = access.still_standing(access.conversation_standing(principal, ws, member, conv))
+        if ws is None or conv is None:  # still_standing has refused already; this narrows the types
+            raise access.not_found("execution")
         host_write = standing == "write"
         sources: dict[str, Source] = {}
         for e in ex.bindings:
-            b = frozen_binding(e)
-            rw = b.access == "read_write"
-            anchor = frozen_anchor(e)
+            b = thawed(e)
+            rw = b.access == "read_write" and host_write
             if b.scope == "conversation" and b.conversation_public_id:
                 # The frozen anchor of an alias is the aliased conversation itself.
-                sources[b.name] = _alias_source(principal, ws, member, b, got)
-            elif b.scope in ("conversation", "workspace"):
-                sources[b.name] = Source(b, anchor, rw and host_write)
+                sources[b.name] = access.alias_source(principal, ws, member, b, got)
             else:
                 # user/, agent/ and speaker/ were checked as the principal's own when the execution began,
                 # and ownership of those rows never changes hands.
                 sources[b.name] = Source(
-                    b,
-                    anchor,
-                    rw,
-                    agent_public_id=e.get("agent_public_id"),
-                    speaker_public_id=e.get("speaker_public_id"),
+                    b, e.anchor, rw, agent_public_id=e.agent_public_id, speaker_public_id=e.speaker_public_id
                 )
-        return ex, Context(self.store, principal, "execution", sources, ws, conv, host_write, got)
+        return ex, Context(self.store, principal, "execution", sources, ws, conv, got)

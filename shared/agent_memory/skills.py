@@ -9,13 +9,12 @@ leave out, or one this caller cannot reach, contributes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from .context import Context, Source
 from .errors import ApiError
 from .model import Document
 from .paths import SKILL_NAME_MAX, valid_skill_name
 from .ports import Ref
-from .resolver import Context, Source
 
 # The service has no agent application announcing documents of its own, so the seed's first source is
 # absent; the database sources follow in its order. user/ is a source only when explicitly bound, which
@@ -29,9 +28,7 @@ class Skill:
     name: str
     path: str
     document: Document
-
-    def catalog_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.document.description, "path": self.path}
+    content: str | None = None
 
 
 def check_skill_name(name: object) -> str:
@@ -69,27 +66,24 @@ def _skill_name_of(rest: str) -> str | None:
 
 
 class SkillService:
-    def catalog(self, ctx: Context) -> list[dict[str, Any]]:
+    def catalog(self, ctx: Context) -> list[Skill]:
         """Every skill the conversation resolves, first source winning, ordered by name."""
         sources = skill_sources(ctx)
         listed = ctx.store.list_many([s.anchor for s in sources if s.anchor is not None])
         chosen: dict[str, Skill] = {}
         for src in sources:
-            assert src.anchor is not None
-            for doc in listed[src.anchor]:
+            for doc in listed[src.anchored]:
                 name = _skill_name_of(doc.rest)
                 if name is not None and name not in chosen:
                     chosen[name] = Skill(name, f"{src.name}/{doc.rest}", doc)
-        return [chosen[name].catalog_json() for name in sorted(chosen)]
+        return [chosen[name] for name in sorted(chosen)]
 
     def resolve(self, ctx: Context, name: str) -> Skill:
         """The winning document for one name: every source is fetched in one batch, then walked in order."""
         check_skill_name(name)
         sources = skill_sources(ctx)
-        refs = [Ref.document(s.anchor, SKILLS_PREFIX + name) for s in sources if s.anchor is not None]
-        missing = [r for r in refs if r not in ctx.loaded]
-        if missing:
-            ctx.loaded.update(ctx.store.get_many(missing))
+        refs = [Ref.document(s.anchored, SKILLS_PREFIX + name) for s in sources]
+        ctx.fetch(refs)
         for src, ref in zip(sources, refs, strict=True):
             doc: Document | None = ctx.loaded.get(ref)
             if doc is not None:
@@ -100,8 +94,6 @@ class SkillService:
             f"({', '.join(s.name + '/skills/' for s in sources) or 'none is bound'}).",
         )
 
-    def load(self, ctx: Context, name: str) -> dict[str, Any]:
+    def load(self, ctx: Context, name: str) -> Skill:
         skill = self.resolve(ctx, name)
-        out = skill.catalog_json()
-        out["content"] = ctx.store.read_content(skill.document.content_key)
-        return out
+        return Skill(skill.name, skill.path, skill.document, ctx.store.read_content(skill.document.content_key))

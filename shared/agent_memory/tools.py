@@ -12,93 +12,32 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel
 
+from . import views
+from .context import Context
+from .contract import TOOL_NAMES
 from .errors import ApiError
 from .ids import PresentedToken, is_uuid
-from .memory import Condition, MemoryService, refuse_override
+from .inputs.base import parse
+from .inputs.tools import (
+    MemoryDeleteInput,
+    MemoryEditInput,
+    MemoryLsInput,
+    MemoryReadInput,
+    MemoryWriteInput,
+    SkillInput,
+)
+from .memory import MemoryService
+from .model import Located, ToolResult
 from .paths import MemoryPath, parse_document_path, parse_prefix, prefix_matches
-from .resolver import Context, Resolver, not_found
+from .resolver import Resolver
+from .rules.access import access_of, not_found, refuse_override
 from .skills import SkillService
 
-UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
-SchemaFormat = Literal["anthropic", "openai"]
 SCHEMA_FORMATS: tuple[str, ...] = ("anthropic", "openai")
-
-_PATH_HELP = (
-    "A memory path that starts with its root, such as 'conversation/plan.md'. Roots: conversation/ (this "
-    "conversation only), workspace/ (everyone in the room), agent/ (your own notes, in every conversation), "
-    "speaker/ (your notes about the person you are talking with), plus any other root memory_ls shows."
-)
-_PID_HELP = (
-    "The public_id from your latest memory_read or memory_ls of this document, or null to create a document "
-    "that does not exist yet."
-)
-_LV_HELP = (
-    "The lock_version from your latest memory_read or memory_ls of this document, or null to create a "
-    "document that does not exist yet."
-)
-
-
-class ToolInput(BaseModel):
-    # Strict: a model that sends "3" for a version or true for a path is told so, not silently coerced.
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class _Conditional(ToolInput):
-    """A verb under the conditional-write rule; each subclass declares the pair after its own fields."""
-
-    @model_validator(mode="after")
-    def _pair(self) -> _Conditional:
-        absent = getattr(self, "expected_public_id", None) is None, getattr(self, "expected_lock_version", None) is None
-        if absent[0] != absent[1]:
-            raise PydanticCustomError(
-                "condition_pair", "expected_public_id and expected_lock_version are both null or both set"
-            )
-        return self
-
-    @property
-    def condition(self) -> Condition:
-        return Condition(getattr(self, "expected_public_id", None), getattr(self, "expected_lock_version", None))
-
-
-class MemoryLsInput(ToolInput):
-    path: str | None = Field(
-        default=None,
-        description="Optional: list only one root or folder, such as 'workspace/' or 'conversation/notes/'.",
-    )
-
-
-class MemoryReadInput(ToolInput):
-    path: str = Field(description=_PATH_HELP)
-
-
-class MemoryWriteInput(_Conditional):
-    path: str = Field(description=_PATH_HELP)
-    content: str = Field(description="The whole new text of the document (markdown, at most 64 KiB).")
-    expected_public_id: str | None = Field(description=_PID_HELP, pattern=UUID_PATTERN)
-    expected_lock_version: int | None = Field(description=_LV_HELP, ge=0)
-
-
-class MemoryEditInput(_Conditional):
-    path: str = Field(description=_PATH_HELP)
-    old_text: str = Field(description="One exact passage of the current text; it must occur exactly once.")
-    new_text: str = Field(description="The text that replaces old_text (may be empty to remove it).")
-    expected_public_id: str | None = Field(description=_PID_HELP, pattern=UUID_PATTERN)
-    expected_lock_version: int | None = Field(description=_LV_HELP, ge=0)
-
-
-class MemoryDeleteInput(_Conditional):
-    path: str = Field(description=_PATH_HELP)
-    expected_public_id: str | None = Field(description=_PID_HELP, pattern=UUID_PATTERN)
-    expected_lock_version: int | None = Field(description=_LV_HELP, ge=0)
-
-
-class SkillInput(ToolInput):
-    name: str = Field(description="The skill's name exactly as your skills list shows it, such as 'pdf-forms'.")
 
 
 # ---- results --------------------------------------------------------------------------------------
@@ -130,18 +69,13 @@ NEXT_STEP: dict[str, str] = {
 }
 
 
-def tool_result(tool: str, text: str, data: Any) -> dict[str, Any]:
-    return {"tool": tool, "is_error": False, "code": None, "content": text, "data": data}
-
-
-def tool_refusal(tool: str, err: ApiError) -> dict[str, Any]:
+def tool_refusal(tool: str, err: ApiError) -> ToolResult:
     step = NEXT_STEP.get(err.code, "")
-    text = f"{err.code}: {err.message}" + (f" {step}" if step else "")
-    return {"tool": tool, "is_error": True, "code": err.code, "content": text, "data": None}
+    return ToolResult(tool, f"{err.code}: {err.message}" + (f" {step}" if step else ""), code=err.code)
 
 
-def _version(doc: dict[str, Any]) -> str:
-    return f'expected_public_id "{doc["public_id"]}" and expected_lock_version {doc["lock_version"]}'
+def _version(loc: Located) -> str:
+    return f'expected_public_id "{loc.document.public_id}" and expected_lock_version {loc.document.lock_version}'
 
 
 # ---- the tools ------------------------------------------------------------------------------------
@@ -163,13 +97,7 @@ def _gate(ctx: Context) -> None:
 
 
 def _roots(ctx: Context) -> list[dict[str, Any]]:
-    out = []
-    for src in ctx.sources.values():
-        if src.anchor is None:
-            continue
-        writable = src.binding.access == "read_write" and src.writable and ctx.can_write
-        out.append({"root": f"{src.name}/", "scope": src.scope, "access": "read_write" if writable else "read"})
-    return out
+    return [{"root": f"{src.name}/", "scope": src.scope, "access": access_of(src)} for src in ctx.readable()]
 
 
 def _ls(run: ToolRunner, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
@@ -178,65 +106,67 @@ def _ls(run: ToolRunner, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
     if inp.path is not None:
         prefix = parse_prefix(inp.path)
         view = replace(ctx, sources={prefix.root: ctx.source(prefix)})
-    docs = run.memory.listing(view)
+    rows = run.memory.listing(view)
     if prefix is not None:
-        cut = len(prefix.root) + 1
-        docs = [d for d in docs if prefix_matches(prefix.rest, d["path"][cut:])]
+        rows = [r for r in rows if prefix_matches(prefix.rest, r.document.rest)]
     roots = _roots(ctx)
     lines = ["Roots: " + (", ".join(f"{r['root']} ({r['access']})" for r in roots) or "none")]
-    if not docs:
+    if not rows:
         lines.append("No documents" + (f" under {inp.path}" if prefix is not None else "") + " yet.")
     else:
-        lines.append(f"{len(docs)} document{'s' if len(docs) != 1 else ''}:")
-        for d in docs:
-            line = f"- {d['path']} ({d['bytesize']} bytes, public_id {d['public_id']}, "
-            line += f"lock_version {d['lock_version']})"
-            if d["description"]:
-                line += f" skill: {d['description']}"
+        lines.append(f"{len(rows)} document{'s' if len(rows) != 1 else ''}:")
+        for r in rows:
+            d = r.document
+            line = f"- {r.path} ({d.bytesize} bytes, public_id {d.public_id}, lock_version {d.lock_version})"
+            if d.description:
+                line += f" skill: {d.description}"
             lines.append(line)
-    return "\n".join(lines), {"memory": docs, "roots": roots}
+    return "\n".join(lines), {"memory": views.listing(rows), "roots": roots}
 
 
 def _read(run: ToolRunner, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any]:
     _gate(ctx)
-    doc = run.memory.show(ctx, parse_document_path(inp.path))
-    head = f"{doc['path']} ({doc['bytesize']} bytes, written {doc['written_at']}). To change it, pass {_version(doc)}."
-    return f"{head}\n\n{doc['content']}", doc
+    loc = run.memory.show(ctx, parse_document_path(inp.path))
+    d = loc.document
+    head = f"{loc.path} ({d.bytesize} bytes, written {d.written_at}). To change it, pass {_version(loc)}."
+    return f"{head}\n\n{loc.content}", views.document(loc)
 
 
 def _write(run: ToolRunner, ctx: Context, inp: MemoryWriteInput) -> tuple[str, Any]:
     _gate(ctx)
     _reserved(inp.path)
-    doc = run.memory.write(ctx, parse_document_path(inp.path), inp.content, inp.condition)
-    verb = "Created" if inp.expected_public_id is None else "Replaced"
-    return f"{verb} {doc['path']} ({doc['bytesize']} bytes). For your next change pass {_version(doc)}.", doc
+    loc = run.memory.write(ctx, parse_document_path(inp.path), inp.content, inp.expected)
+    verb = "Created" if inp.expected is None else "Replaced"
+    size = loc.document.bytesize
+    return f"{verb} {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
 
 
 def _edit(run: ToolRunner, ctx: Context, inp: MemoryEditInput) -> tuple[str, Any]:
     _gate(ctx)
     _reserved(inp.path)
-    doc = run.memory.edit(ctx, parse_document_path(inp.path), inp.old_text, inp.new_text, inp.condition)
-    return f"Edited {doc['path']} ({doc['bytesize']} bytes). For your next change pass {_version(doc)}.", doc
+    loc = run.memory.edit(ctx, parse_document_path(inp.path), inp.old_text, inp.new_text, inp.expected)
+    size = loc.document.bytesize
+    return f"Edited {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
 
 
 def _delete(run: ToolRunner, ctx: Context, inp: MemoryDeleteInput) -> tuple[str, Any]:
     _gate(ctx)
     _reserved(inp.path)
     mp = parse_document_path(inp.path)
-    run.memory.delete(ctx, mp, inp.condition)
+    run.memory.delete(ctx, mp, inp.expected)
     return f"Deleted {mp.logical}. It is gone for good.", {"path": mp.logical}
 
 
 def _skill(run: ToolRunner, ctx: Context, inp: SkillInput) -> tuple[str, Any]:
-    loaded = run.skills.load(ctx, inp.name)
-    return f"Skill {loaded['name']} ({loaded['path']}): {loaded['description']}\n\n{loaded['content']}", loaded
+    s = run.skills.load(ctx, inp.name)
+    return f"Skill {s.name} ({s.path}): {s.document.description}\n\n{s.content}", views.skill(s)
 
 
 @dataclass(frozen=True, slots=True)
 class Tool:
     name: str
     description: str
-    model: type[ToolInput]
+    model: type[BaseModel]
     run: Callable[[ToolRunner, Context, Any], tuple[str, Any]]
 
     def schema(self) -> dict[str, Any]:
@@ -291,7 +221,8 @@ TOOLS: dict[str, Tool] = {
         ),
     )
 }
-TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
+if tuple(TOOLS) != TOOL_NAMES:  # the contract names the tools for those who must not import this module
+    raise RuntimeError("contract.TOOL_NAMES differs from tools.TOOLS")
 
 
 def _clean(schema: Any) -> Any:
@@ -305,7 +236,7 @@ def _clean(schema: Any) -> Any:
         out["properties"] = {k: _clean(v) for k, v in schema["properties"].items()}
     options = out.get("anyOf")
     if isinstance(options, list) and all(
-        isinstance(o, dict) and set(o) <= {"type", "pattern", "minimum"} for o in options
+        isinstance(o, dict) and set(o) <= {"type", "pattern", "minimum", "maximum"} for o in options
     ):
         merged: dict[str, Any] = {"type": [o["type"] for o in options]}
         for o in options:
@@ -332,30 +263,12 @@ def schema_document(fmt: str) -> str:
     return json.dumps({"tools": tool_schemas(fmt)}, indent=2, ensure_ascii=False) + "\n"
 
 
-def _input_error(tool: str, exc: ValidationError) -> ApiError:
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"])
-    field = str(err["loc"][0]) if err["loc"] else ""
-    kind = err["type"]
-    if kind == "missing":
-        return ApiError("parameter_missing", f"{tool} needs input.{loc}.")
-    if kind == "extra_forbidden":
-        return ApiError("parameter_invalid", f"{tool} has no input field {loc!r}.")
-    if field in ("content", "new_text") and kind == "string_type":
-        return ApiError("memory_content_invalid", f"input.{field} must be a string of text.")
-    if field == "path" and kind == "string_type":
-        return ApiError("memory_path_invalid", "input.path must be a string such as 'conversation/plan.md'.")
-    where = f"input.{loc}" if loc else "input"
-    return ApiError("parameter_invalid", f"{where}: {err['msg']}.")
-
-
-def _paths_of(inp: ToolInput) -> tuple[MemoryPath, ...]:
+def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
     """Document paths worth fetching with the execution, so a read or edit costs no extra round trip."""
-    path = getattr(inp, "path", None)
-    if not isinstance(inp, MemoryReadInput | MemoryEditInput) or not isinstance(path, str):
+    if not isinstance(inp, MemoryReadInput | MemoryEditInput):
         return ()
     try:
-        return (parse_document_path(path),)
+        return (parse_document_path(inp.path),)
     except ApiError:
         return ()
 
@@ -374,7 +287,7 @@ class ToolRunner:
         presented: PresentedToken | None,
         *,
         trusted: bool = False,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Run one tool call. Refusals of the call itself raise; the model's own mistakes come back as results."""
         tool = TOOLS.get(tool_name)
         if tool is None:
@@ -384,18 +297,16 @@ class ToolRunner:
         if not isinstance(raw_input, dict):
             raise ApiError("parameter_invalid", "input must be a JSON object of the tool's arguments.")
         # Validation needs no I/O, but its verdict waits until the caller is known to be the principal.
-        parsed: ToolInput | None = None
+        parsed: BaseModel | None = None
         invalid: ApiError | None = None
         try:
-            parsed = tool.model.model_validate(raw_input)
-        except ValidationError as exc:
-            invalid = _input_error(tool.name, exc)
-        paths = _paths_of(parsed) if parsed is not None else ()
-        execution, ctx = self.resolver.execution(execution_id, presented, trusted=trusted, paths=paths)
+            parsed = parse(tool.model, raw_input, "input")
+        except ApiError as err:
+            invalid = err
+        execution, ctx = self.resolver.execution(execution_id, presented, trusted=trusted, paths=_paths_of(parsed))
         if tool.name not in execution.tools:
             return tool_refusal(
-                tool.name,
-                ApiError("not_authorized", f"This execution was started without the {tool.name} tool."),
+                tool.name, ApiError("not_authorized", f"This execution was started without the {tool.name} tool.")
             )
         if invalid is not None:
             return tool_refusal(tool.name, invalid)
@@ -403,4 +314,4 @@ class ToolRunner:
             text, data = tool.run(self, ctx, parsed)
         except ApiError as err:
             return tool_refusal(tool.name, err)
-        return tool_result(tool.name, text, data)
+        return ToolResult(tool.name, text, data)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from agent_memory.settings import settings
-from agent_memory.web.routes import reset_services
+from agent_memory.web.services import reset_services
 
 from ..support import Api, code, conv_base, ws_base
 
@@ -45,7 +45,10 @@ def test_a_caller_past_its_write_budget_is_rate_limited_and_nothing_changes(budg
     # Then both are 429 rate_limited with a wait in seconds, and nothing was written or bumped
     assert code(refused) == (429, "rate_limited")
     assert code(refused_ws) == (429, "rate_limited")
-    assert 0 < refused.json()["error"]["details"]["retry_after_seconds"] <= 60
+    wait = refused.json()["error"]["details"]["retry_after_seconds"]
+    assert 0 < wait <= 60
+    # And the wait is also HTTP's own Retry-After header, which clients and proxies read
+    assert refused.headers["Retry-After"] == str(wait)
     assert api.show(ada, base, "conversation/late.md").status_code == 404
     assert api.show(ada, ws_base(ws), "workspace/late.md").status_code == 404
     assert api.show_conversation(ada, ws, conv)["context_revision"] == revision

@@ -21,3 +21,13 @@ def test_write_show_edit_delete_round_trip(api: Api) -> None:
     assert api.show_conversation(ada, ws, conv)["context_revision"] == 2
     assert api.delete(ada, base, "conversation/plan.md", pair(edited)).status_code == 204
     assert api.show(ada, base, "conversation/plan.md").status_code == 404
+
+
+def test_an_unknown_route_is_answered_as_api_gateway_answers_it(api: Api) -> None:
+    # When a request names no route of the contract (a wrong path, or a known path with another method)
+    unknown = api.get("/no/such/route")
+    wrong_method = api.call("DELETE", "/accounts")
+    # Then the gateway itself answers 404 with API Gateway's own body, before any function runs
+    for r in (unknown, wrong_method):
+        assert r.status_code == 404
+        assert r.json() == {"message": "Not Found"}

@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import pytest
 from agent_memory.bindings import Binding
+from agent_memory.context import Context, Source
 from agent_memory.errors import ApiError
 from agent_memory.model import Anchor, Principal
 from agent_memory.paths import (
@@ -20,7 +21,6 @@ from agent_memory.paths import (
     prefix_matches,
 )
 from agent_memory.ports import Ref, Store
-from agent_memory.resolver import Context, Source
 from agent_memory.store.dynamo import _ref_key
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .template import TemplateRoute, routes
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+NOT_FOUND = (404, {"content-type": "application/json"}, json.dumps({"message": "Not Found"}).encode())
 
 
 class _Server(ThreadingHTTPServer):
@@ -132,13 +133,8 @@ class Gateway:
         body = req.rfile.read(length) if length else b""
         found = self.match(req.command, parts.path)
         if found is None:
-            status, headers, payload = (
-                404,
-                {"content-type": "application/json"},
-                json.dumps(
-                    {"error": {"code": "not_found", "message": f"No route {req.command} {parts.path}."}}
-                ).encode(),
-            )
+            # API Gateway's HTTP API answers an unmatched route itself, before any function runs.
+            status, headers, payload = NOT_FOUND
         else:
             route, params = found
             headers_in: dict[str, str] = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import CACHE, aws_clients, reset_store
-from ..web.routes import reset_services
+from ..web.services import reset_services
 from .gateway import Gateway
 from .moto_backend import EmbeddedMoto, create_resources
 from .template import load_template

@@ -41,6 +41,7 @@ from ..model import (
     Document,
     DocumentChange,
     Execution,
+    FrozenBinding,
     Human,
     Member,
     Speaker,
@@ -196,6 +197,30 @@ def _conv_row(it: dict[str, Any]) -> Conversation:
     )
 
 
+def frozen_item(b: FrozenBinding) -> dict[str, Any]:
+    """An execution's stored root. The keys are the stored schema: rows written before stay readable."""
+    out: dict[str, Any] = {"name": b.name, "scope": b.scope, "access": b.access, "anchor_public_id": b.anchor_public_id}
+    if b.conversation_public_id:
+        out["conversation_public_id"] = b.conversation_public_id
+    if b.agent_public_id:
+        out["agent_public_id"] = b.agent_public_id
+    if b.speaker_public_id:
+        out["speaker_public_id"] = b.speaker_public_id
+    return out
+
+
+def frozen_row(it: dict[str, Any]) -> FrozenBinding:
+    return FrozenBinding(
+        name=it["name"],
+        scope=it["scope"],
+        access=it["access"],
+        anchor_public_id=it["anchor_public_id"],
+        conversation_public_id=it.get("conversation_public_id"),
+        speaker_public_id=it.get("speaker_public_id") if it["scope"] == "speaker" else None,
+        agent_public_id=it.get("agent_public_id"),
+    )
+
+
 def _exec_item(e: Execution) -> dict[str, Any]:
     return {
         "pk": f"EXEC#{e.public_id}",
@@ -207,7 +232,7 @@ def _exec_item(e: Execution) -> dict[str, Any]:
         "principal_kind": e.principal_kind,
         "principal_id": e.principal_id,
         "speaker_id": e.speaker_id,
-        "bindings": e.bindings,
+        "bindings": [frozen_item(b) for b in e.bindings],
         "tools": e.tools,
         "created_at": e.created_at,
         "parent_id": e.parent_id,
@@ -224,7 +249,7 @@ def _exec_row(it: dict[str, Any]) -> Execution:
         principal_kind=it["principal_kind"],
         principal_id=it["principal_id"],
         speaker_id=it.get("speaker_id"),
-        bindings=list(it.get("bindings") or []),
+        bindings=[frozen_row(b) for b in it.get("bindings") or []],
         tools=list(it.get("tools") or []),
         created_at=it["created_at"],
         parent_id=it.get("parent_id"),

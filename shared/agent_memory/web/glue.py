@@ -1,26 +1,24 @@
-"""HTTP glue: API Gateway HTTP API (payload v2) events in, responses out; auth, parsing, error mapping.
+"""HTTP glue: API Gateway HTTP API (payload v2) events in, responses out; authentication and error mapping.
 
-The only module that builds HTTP responses. Route functions receive a parsed `Request` and return a
-`Reply`; every `ApiError` becomes the seed's error body here, and anything unexpected a 500 with no detail.
+The only module that builds HTTP responses. Handlers receive a parsed `Request` and return a `Reply`;
+every `ApiError` becomes the seed's error body here, and anything unexpected a 500 with no detail.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..contract import RouteSpec
 from ..errors import ApiError
-from ..ids import PresentedToken, is_uuid, parse_token
-from ..memory import Condition
+from ..ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @lru_cache(maxsize=1)
@@ -32,6 +30,7 @@ def logger() -> Any:
 
 @dataclass(slots=True)
 class Request:
+    route: RouteSpec
     method: str
     path: str
     params: dict[str, str]
@@ -81,10 +80,11 @@ def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def to_request(event: dict[str, Any]) -> Request:
+def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     ctx = event.get("requestContext") or {}
     return Request(
+        route=route,
         method=(ctx.get("http") or {}).get("method", "GET"),
         path=event.get("rawPath", ""),
         params=dict(event.get("pathParameters") or {}),
@@ -104,16 +104,22 @@ def _response(reply: Reply) -> dict[str, Any]:
 
 
 def error_reply(err: ApiError) -> Reply:
-    return Reply(err.status, err.body())
+    headers = {}
+    wait = err.details.get("retry_after_seconds")
+    if isinstance(wait, int | float):
+        # HTTP's own way to say when to come back; the body's details carry the same number.
+        headers["retry-after"] = str(max(0, int(wait)))
+    return Reply(err.status, err.body(), headers)
 
 
-def dispatch(route_name: str, fn: Handler, event: dict[str, Any], *, needs_token: bool = True) -> dict[str, Any]:
-    """Run one route function on one event; the single place errors become responses."""
+def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any]) -> dict[str, Any]:
+    """Run one route's handler on one event; the single place errors become responses."""
+    route_name = route.name
     started = time.perf_counter()
     code = None
     try:
-        req = to_request(event)
-        if needs_token and req.token is None:
+        req = to_request(route, event)
+        if route.needs_token and req.token is None:
             # No or malformed credentials answer 401 before anything else is looked at.
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
         reply = fn(req)
@@ -134,89 +140,3 @@ def dispatch(route_name: str, fn: Handler, event: dict[str, Any], *, needs_token
         },
     )
     return _response(reply)
-
-
-# ---- body helpers: each refusal carries the seed's code ---------------------------------------------
-
-
-def section(body: dict[str, Any], key: str) -> dict[str, Any]:
-    """The request's top-level object, e.g. body["memory"]."""
-    if key not in body:
-        raise ApiError("parameter_missing", f"The request body needs a {key!r} object.")
-    value = body[key]
-    if not isinstance(value, dict):
-        raise ApiError("parameter_invalid", f"{key!r} must be a JSON object.")
-    return value
-
-
-def required(obj: dict[str, Any], key: str, where: str) -> Any:
-    if key not in obj:
-        raise ApiError("parameter_missing", f"{where}.{key} is required.")
-    return obj[key]
-
-
-def string(obj: dict[str, Any], key: str, where: str, *, max_len: int = 200, optional: bool = False) -> str | None:
-    if key not in obj or obj[key] is None:
-        if optional:
-            return None
-        raise ApiError("parameter_missing", f"{where}.{key} is required.")
-    value = obj[key]
-    # A lone surrogate ("\ud800" in the JSON) is not text and cannot be stored as UTF-8.
-    if not isinstance(value, str) or not value.strip() or len(value) > max_len or _SURROGATE.search(value):
-        raise ApiError("parameter_invalid", f"{where}.{key} must be a nonempty string of at most {max_len} characters.")
-    return value
-
-
-def uuid_field(obj: dict[str, Any], key: str, where: str, *, optional: bool = False) -> str | None:
-    if key not in obj or obj[key] is None:
-        if optional:
-            return None
-        raise ApiError("parameter_missing", f"{where}.{key} is required.")
-    value = obj[key]
-    if not is_uuid(value):
-        raise ApiError("parameter_invalid", f"{where}.{key} must be a lowercase UUID.")
-    return str(value)
-
-
-def integer(
-    obj: dict[str, Any], key: str, where: str, *, default: int | None = None, low: int = 0, high: int = 2**53
-) -> int | None:
-    if key not in obj or obj[key] is None:
-        return default
-    value = obj[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ApiError("parameter_invalid", f"{where}.{key} must be a whole number from {low} to {high}.")
-    return value
-
-
-def boolean(obj: dict[str, Any], key: str, where: str, *, default: bool = False) -> bool:
-    if key not in obj or obj[key] is None:
-        return default
-    value = obj[key]
-    if not isinstance(value, bool):
-        raise ApiError("parameter_invalid", f"{where}.{key} must be true or false.")
-    return value
-
-
-def condition(obj: dict[str, Any]) -> Condition:
-    """Both expected fields are required; null/null means 'create only if absent'."""
-    for key in ("expected_public_id", "expected_lock_version"):
-        if key not in obj:
-            raise ApiError(
-                "parameter_missing",
-                f"memory.{key} is required (null/null to create a new document, or the pair you last read).",
-            )
-    pid, lv = obj["expected_public_id"], obj["expected_lock_version"]
-    if pid is not None and not is_uuid(pid):
-        raise ApiError("parameter_invalid", "memory.expected_public_id must be null or the document's UUID.")
-    # Bounded like every other integer: a version past DynamoDB's 38 digits would fail in the store as a 500.
-    if lv is not None and (isinstance(lv, bool) or not isinstance(lv, int) or not 0 <= lv <= 2**53):
-        raise ApiError(
-            "parameter_invalid", "memory.expected_lock_version must be null or a whole number from 0 to 2**53."
-        )
-    if (pid is None) != (lv is None):
-        raise ApiError(
-            "parameter_invalid",
-            "memory.expected_public_id and memory.expected_lock_version are null together or set together.",
-        )
-    return Condition(pid, lv)

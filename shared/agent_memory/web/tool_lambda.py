@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .. import views
 from ..errors import ApiError
+from . import services
 from .glue import logger
-from .routes import services
 
 
 def invoke(event: object) -> dict[str, Any]:
@@ -25,7 +26,7 @@ def invoke(event: object) -> dict[str, Any]:
     if not isinstance(execution, str) or not isinstance(tool, str):
         raise ApiError("parameter_invalid", "execution and tool must be strings.")
     # IAM authorised the invoker; the execution row names the principal whose standing is checked.
-    return services().tools.call(execution, tool, raw, None, trusted=True)
+    return views.tool_result(services.tools().call(execution, tool, raw, None, trusted=True))
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:

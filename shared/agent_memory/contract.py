@@ -1,0 +1,352 @@
+"""The route contract, as data: every route's name, method, path, door, access class and models.
+
+This module imports nothing from the service, so every reader can load it for free: the Lambda entry
+point (which imports only the handler module a route names), the template generator, the standard-library
+client and the OpenAPI description. Adding a route is one entry here, its handler, and `make template`.
+
+Names are written out in full, never built, so a search for `conversation_memory_write` finds its entry.
+`handler` is "<module>:<function>" under `agent_memory.web.handlers`; `request` names the body model in
+`agent_memory.requests` (None: the route reads no body), `response` the view in `agent_memory.views`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+API: Final = "/agent_api/v1"
+WS: Final = f"{API}/workspaces/{{workspace_public_id}}"
+CONV: Final = f"{WS}/conversations/{{conversation_public_id}}"
+
+# What a route may touch, and so its IAM role and its authentication:
+#   read      token; reads the table and content
+#   write     token; reads and writes the table and content
+#   operator  X-Operator-Key instead of a token; writes the table; reads the operator key parameter
+#   public    no token and no AWS access (static answers)
+Access = Literal["read", "write", "operator", "public"]
+# The memory doors: which Context a memory verb opens (rules/access.py holds what each door allows).
+Door = Literal["conversation", "workspace", "profile", "definition"]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteSpec:
+    name: str
+    method: str
+    path: str
+    access: Access
+    handler: str
+    door: Door | None = None
+    request: str | None = None
+    response: str | None = None
+
+    @property
+    def needs_token(self) -> bool:
+        return self.access in ("read", "write")
+
+    @property
+    def safe_to_retry(self) -> bool:
+        """Sending it twice changes nothing: every GET and every read-only POST."""
+        return self.method == "GET" or self.access in ("read", "public")
+
+
+def _r(
+    name: str,
+    method: str,
+    path: str,
+    access: Access,
+    handler: str,
+    *,
+    door: Door | None = None,
+    request: str | None = None,
+    response: str | None = None,
+) -> RouteSpec:
+    return RouteSpec(name, method, path, access, handler, door, request, response)
+
+
+CONV_MEMORY: Final = f"{CONV}/memory"
+WS_MEMORY: Final = f"{WS}/memory"
+PROFILE_MEMORY: Final = f"{API}/profile/memory"
+DEFINITION_MEMORY: Final = f"{API}/profile/agents/{{agent_name}}/memory"
+
+ROUTES: Final[tuple[RouteSpec, ...]] = (
+    # ---- the directory ----
+    _r("create_account", "POST", f"{API}/accounts", "operator", "directory:create_account", request="CreateAccount"),
+    _r("create_human", "POST", f"{API}/humans", "write", "directory:create_human", request="CreateHuman"),
+    _r(
+        "create_workspace",
+        "POST",
+        f"{API}/workspaces",
+        "write",
+        "directory:create_workspace",
+        request="CreateWorkspace",
+    ),
+    _r("update_workspace", "PATCH", WS, "write", "directory:update_workspace", request="UpdateWorkspace"),
+    _r("add_member", "POST", f"{WS}/members", "write", "directory:add_member", request="AddMember"),
+    _r(
+        "create_conversation",
+        "POST",
+        f"{WS}/conversations",
+        "write",
+        "directory:create_conversation",
+        request="CreateConversation",
+    ),
+    _r("show_conversation", "GET", CONV, "read", "directory:show_conversation"),
+    _r("archive_conversation", "POST", f"{CONV}/archive", "write", "directory:archive_conversation"),
+    _r("fork_conversation", "POST", f"{CONV}/fork", "write", "directory:fork_conversation"),
+    _r(
+        "replace_memory_context",
+        "POST",
+        f"{CONV}/memory_context",
+        "write",
+        "directory:replace_memory_context",
+        request="ReplaceMemoryContext",
+    ),
+    _r("create_agent", "POST", f"{API}/agents", "write", "directory:create_agent", request="CreateAgent"),
+    _r(
+        "rotate_agent_credentials",
+        "POST",
+        f"{API}/agents/{{agent_public_id}}/credentials/rotate",
+        "write",
+        "directory:rotate_agent_credentials",
+    ),
+    _r("create_speaker", "POST", f"{API}/speakers", "write", "directory:create_speaker", request="CreateSpeaker"),
+    # ---- the conversation door ----
+    _r("conversation_memory_list", "GET", CONV_MEMORY, "read", "memory:list_memory", door="conversation"),
+    _r(
+        "conversation_memory_write",
+        "POST",
+        CONV_MEMORY,
+        "write",
+        "memory:write_memory",
+        door="conversation",
+        request="MemoryWrite",
+    ),
+    _r(
+        "conversation_memory_show",
+        "POST",
+        f"{CONV_MEMORY}/show",
+        "read",
+        "memory:show_memory",
+        door="conversation",
+        request="MemoryShow",
+    ),
+    _r(
+        "conversation_memory_grep",
+        "POST",
+        f"{CONV_MEMORY}/grep",
+        "read",
+        "memory:grep_memory",
+        door="conversation",
+        request="MemoryGrep",
+    ),
+    _r(
+        "conversation_memory_edit",
+        "POST",
+        f"{CONV_MEMORY}/edit",
+        "write",
+        "memory:edit_memory",
+        door="conversation",
+        request="MemoryEdit",
+    ),
+    _r(
+        "conversation_memory_delete",
+        "POST",
+        f"{CONV_MEMORY}/delete",
+        "write",
+        "memory:delete_memory",
+        door="conversation",
+        request="MemoryDelete",
+    ),
+    _r("conversation_skills_list", "GET", f"{CONV}/skills", "read", "conversation:list_skills"),
+    _r(
+        "conversation_skill_load",
+        "POST",
+        f"{CONV}/skills/load",
+        "read",
+        "conversation:load_skill",
+        request="SkillLoad",
+    ),
+    _r(
+        "conversation_memory_block",
+        "POST",
+        f"{CONV}/memory_block",
+        "read",
+        "conversation:memory_block",
+        request="MemoryBlock",
+    ),
+    # ---- the workspace door ----
+    _r("workspace_memory_list", "GET", WS_MEMORY, "read", "memory:list_memory", door="workspace"),
+    _r(
+        "workspace_memory_write",
+        "POST",
+        WS_MEMORY,
+        "write",
+        "memory:write_memory",
+        door="workspace",
+        request="MemoryWrite",
+    ),
+    _r(
+        "workspace_memory_show",
+        "POST",
+        f"{WS_MEMORY}/show",
+        "read",
+        "memory:show_memory",
+        door="workspace",
+        request="MemoryShow",
+    ),
+    _r(
+        "workspace_memory_grep",
+        "POST",
+        f"{WS_MEMORY}/grep",
+        "read",
+        "memory:grep_memory",
+        door="workspace",
+        request="MemoryGrep",
+    ),
+    _r(
+        "workspace_memory_edit",
+        "POST",
+        f"{WS_MEMORY}/edit",
+        "write",
+        "memory:edit_memory",
+        door="workspace",
+        request="MemoryEdit",
+    ),
+    _r(
+        "workspace_memory_delete",
+        "POST",
+        f"{WS_MEMORY}/delete",
+        "write",
+        "memory:delete_memory",
+        door="workspace",
+        request="MemoryDelete",
+    ),
+    # ---- the profile door (the caller's own user/ or agent/ rows) ----
+    _r("profile_memory_list", "GET", PROFILE_MEMORY, "read", "memory:list_memory", door="profile"),
+    _r(
+        "profile_memory_write",
+        "POST",
+        PROFILE_MEMORY,
+        "write",
+        "memory:write_memory",
+        door="profile",
+        request="MemoryWrite",
+    ),
+    _r(
+        "profile_memory_show",
+        "POST",
+        f"{PROFILE_MEMORY}/show",
+        "read",
+        "memory:show_memory",
+        door="profile",
+        request="MemoryShow",
+    ),
+    _r(
+        "profile_memory_grep",
+        "POST",
+        f"{PROFILE_MEMORY}/grep",
+        "read",
+        "memory:grep_memory",
+        door="profile",
+        request="MemoryGrep",
+    ),
+    _r(
+        "profile_memory_edit",
+        "POST",
+        f"{PROFILE_MEMORY}/edit",
+        "write",
+        "memory:edit_memory",
+        door="profile",
+        request="MemoryEdit",
+    ),
+    _r(
+        "profile_memory_delete",
+        "POST",
+        f"{PROFILE_MEMORY}/delete",
+        "write",
+        "memory:delete_memory",
+        door="profile",
+        request="MemoryDelete",
+    ),
+    # ---- the definition door (a steward's named agent definition) ----
+    _r("definition_memory_list", "GET", DEFINITION_MEMORY, "read", "memory:list_memory", door="definition"),
+    _r(
+        "definition_memory_write",
+        "POST",
+        DEFINITION_MEMORY,
+        "write",
+        "memory:write_memory",
+        door="definition",
+        request="MemoryWrite",
+    ),
+    _r(
+        "definition_memory_show",
+        "POST",
+        f"{DEFINITION_MEMORY}/show",
+        "read",
+        "memory:show_memory",
+        door="definition",
+        request="MemoryShow",
+    ),
+    _r(
+        "definition_memory_grep",
+        "POST",
+        f"{DEFINITION_MEMORY}/grep",
+        "read",
+        "memory:grep_memory",
+        door="definition",
+        request="MemoryGrep",
+    ),
+    _r(
+        "definition_memory_edit",
+        "POST",
+        f"{DEFINITION_MEMORY}/edit",
+        "write",
+        "memory:edit_memory",
+        door="definition",
+        request="MemoryEdit",
+    ),
+    _r(
+        "definition_memory_delete",
+        "POST",
+        f"{DEFINITION_MEMORY}/delete",
+        "write",
+        "memory:delete_memory",
+        door="definition",
+        request="MemoryDelete",
+    ),
+    # ---- executions and the model's tools ----
+    _r(
+        "create_execution",
+        "POST",
+        f"{CONV}/executions",
+        "write",
+        "executions:create_execution",
+        request="CreateExecution",
+    ),
+    _r(
+        "call_tool",
+        "POST",
+        f"{API}/executions/{{execution_public_id}}/tools/{{tool_name}}",
+        "write",
+        "executions:call_tool",
+        request="CallTool",
+    ),
+    _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas"),
+)
+
+BY_NAME: Final[dict[str, RouteSpec]] = {r.name: r for r in ROUTES}
+# (door, verb) -> route, the verb read off the handler's name ("memory:write_memory" -> "write").
+_DOOR_VERBS: Final[dict[tuple[str, str], RouteSpec]] = {
+    (r.door, r.handler.partition(":")[2].removesuffix("_memory")): r for r in ROUTES if r.door is not None
+}
+
+
+def door_route(door: Door, verb: str) -> RouteSpec:
+    """The route serving one memory verb (list, write, show, grep, edit, delete) at a door."""
+    return _DOOR_VERBS[(door, verb)]
+
+
+# The model's tools, in the order they are offered (tools.py defines them; a test holds the two equal).
+TOOL_NAMES: Final = ("memory_ls", "memory_read", "memory_write", "memory_edit", "memory_delete", "skill")
+READ_ONLY_TOOLS: Final = frozenset({"memory_ls", "memory_read", "skill"})

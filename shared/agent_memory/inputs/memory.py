@@ -1,0 +1,149 @@
+"""Request bodies of the memory doors' six verbs (every door shares them), of skills and of the block."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import PlainValidator, WithJsonSchema
+
+from ..block import DEFAULT_BUDGET_BYTES, MAX_BUDGET_BYTES
+from ..paths import MemoryPath, parse_document_path, parse_prefix
+from .base import (
+    Body,
+    Content,
+    Flag,
+    OptionalCounter,
+    OptionalUuid,
+    PairRule,
+    coded,
+    from_api_error,
+    integer_schema,
+    whole_number,
+)
+
+GREP_LIMIT_MAX = 500
+
+
+def _optional_prefix(value: Any) -> MemoryPath | None:
+    return None if value is None else parse_prefix(value)
+
+
+def _nonempty(value: Any) -> str:
+    if not isinstance(value, str) or value == "":
+        raise coded("parameter_invalid", "must be a nonempty string")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise coded("parameter_invalid", "must be a string")
+    return value
+
+
+def _description(value: Any) -> str | None:
+    # Whether a description is allowed at all depends on the path (only a skill takes one): memory.py.
+    if value is not None and not isinstance(value, str):
+        raise coded("memory_description_invalid", "must be a string")
+    return value
+
+
+_TEXT = WithJsonSchema({"type": "string"})
+DocumentPath = Annotated[MemoryPath, PlainValidator(from_api_error(parse_document_path)), _TEXT]
+OptionalPrefix = Annotated[
+    MemoryPath | None,
+    PlainValidator(from_api_error(_optional_prefix)),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+]
+Nonempty = Annotated[str, PlainValidator(_nonempty), WithJsonSchema({"type": "string", "minLength": 1})]
+Text = Annotated[str, PlainValidator(_text), _TEXT]
+Description = Annotated[
+    str | None, PlainValidator(_description), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]})
+]
+GrepLimit = Annotated[int, whole_number(1, GREP_LIMIT_MAX), integer_schema(1, GREP_LIMIT_MAX)]
+BlockBudget = Annotated[int, whole_number(1, MAX_BUDGET_BYTES), integer_schema(1, MAX_BUDGET_BYTES)]
+
+
+class Selector(Body):
+    """What every memory verb may carry: the Speaker a speaker/ root means for this one request."""
+
+    speaker_public_id: OptionalUuid = None
+
+
+class MemoryShowFields(Selector):
+    path: DocumentPath
+
+
+class MemoryWriteFields(PairRule, Selector):
+    path: DocumentPath
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
+    content: Content
+    description: Description = None
+    expected_context_revision: OptionalCounter = None
+
+    @property
+    def description_given(self) -> bool:
+        return "description" in self.model_fields_set
+
+
+class MemoryEditFields(PairRule, Selector):
+    path: DocumentPath
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
+    old_text: Nonempty
+    new_text: Content
+    expected_context_revision: OptionalCounter = None
+
+
+class MemoryDeleteFields(PairRule, Selector):
+    path: DocumentPath
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
+    expected_context_revision: OptionalCounter = None
+
+
+class MemoryGrepFields(Selector):
+    pattern: Nonempty
+    path: OptionalPrefix = None
+    ignore_case: Flag = False
+    limit: GrepLimit = 100
+
+
+class MemoryShow(Body):
+    memory: MemoryShowFields
+
+
+class MemoryWrite(Body):
+    memory: MemoryWriteFields
+
+
+class MemoryEdit(Body):
+    memory: MemoryEditFields
+
+
+class MemoryDelete(Body):
+    memory: MemoryDeleteFields
+
+
+class MemoryGrep(Body):
+    memory: MemoryGrepFields
+
+
+class SkillLoadFields(Body):
+    # The skill grammar (skills.py) judges the name once the caller is known.
+    name: Text
+    speaker_public_id: OptionalUuid = None
+
+
+class SkillLoad(Body):
+    skill: SkillLoadFields
+
+
+class MemoryBlockFields(Body):
+    budget_bytes: BlockBudget = DEFAULT_BUDGET_BYTES
+    expected_context_revision: OptionalCounter = None
+    speaker_public_id: OptionalUuid = None
+
+
+class MemoryBlock(Body):
+    memory_block: MemoryBlockFields

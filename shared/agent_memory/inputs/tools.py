@@ -1,0 +1,58 @@
+"""The model's tool inputs. Their JSON schemas are what a runtime hands the model (tools.py), so what the
+model is told and what the service accepts are one definition, validated with the HTTP bodies' types."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .base import Content, OptionalCounter, OptionalPathText, OptionalUuid, PairRule, PathText, ToolInput
+
+_PATH_HELP = (
+    "A memory path that starts with its root, such as 'conversation/plan.md'. Roots: conversation/ (this "
+    "conversation only), workspace/ (everyone in the room), agent/ (your own notes, in every conversation), "
+    "speaker/ (your notes about the person you are talking with), plus any other root memory_ls shows."
+)
+_PID_HELP = (
+    "The public_id from your latest memory_read or memory_ls of this document, or null to create a document "
+    "that does not exist yet."
+)
+_LV_HELP = (
+    "The lock_version from your latest memory_read or memory_ls of this document, or null to create a "
+    "document that does not exist yet."
+)
+
+
+class MemoryLsInput(ToolInput):
+    path: OptionalPathText = Field(
+        default=None,
+        description="Optional: list only one root or folder, such as 'workspace/' or 'conversation/notes/'.",
+    )
+
+
+class MemoryReadInput(ToolInput):
+    path: PathText = Field(description=_PATH_HELP)
+
+
+class MemoryWriteInput(PairRule, ToolInput):
+    path: PathText = Field(description=_PATH_HELP)
+    content: Content = Field(description="The whole new text of the document (markdown, at most 64 KiB).")
+    expected_public_id: OptionalUuid = Field(description=_PID_HELP)
+    expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
+
+
+class MemoryEditInput(PairRule, ToolInput):
+    path: PathText = Field(description=_PATH_HELP)
+    old_text: str = Field(description="One exact passage of the current text; it must occur exactly once.")
+    new_text: Content = Field(description="The text that replaces old_text (may be empty to remove it).")
+    expected_public_id: OptionalUuid = Field(description=_PID_HELP)
+    expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
+
+
+class MemoryDeleteInput(PairRule, ToolInput):
+    path: PathText = Field(description=_PATH_HELP)
+    expected_public_id: OptionalUuid = Field(description=_PID_HELP)
+    expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
+
+
+class SkillInput(ToolInput):
+    name: str = Field(description="The skill's name exactly as your skills list shows it, such as 'pdf-forms'.")

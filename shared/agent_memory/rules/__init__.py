@@ -1,0 +1,1 @@
+"""Rules: the access policy (access.py). Pure functions over rows, no I/O."""

@@ -1,0 +1,401 @@
+"""The access policy: may principal P do verb V on source S through door D.
+
+Every door, tool, the memory block, the directory and executions ask here; nothing else decides who
+reaches what. The resolver loads rows and hands them in; these functions read rows and raise the
+catalogue's refusals, and never do I/O.
+
+Adding a door: an entry in `DOORS` (and the route contract). Adding a verb: a name in `Verb` and, if it
+changes rows, in `CHANGES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..bindings import Binding
+from ..context import Context, ContextDoor, Source
+from ..errors import ApiError
+from ..model import Agent, Anchor, Conversation, Member, Principal, Speaker, Workspace
+from ..paths import MemoryPath, check_skill_path
+from ..ports import Ref
+
+Standing = Literal["write", "read"]
+Verb = Literal["list", "show", "grep", "write", "edit", "delete", "skills", "block", "configure"]
+CHANGES: frozenset[Verb] = frozenset({"write", "edit", "delete", "configure"})
+
+
+@dataclass(frozen=True, slots=True)
+class DoorRules:
+    """What a door's writes carry with them."""
+
+    # A change moves the conversation's context_revision in the same commit (its next reply changes).
+    bumps_revision: bool
+    # Changes are refused once the conversation (or an aliased one) is archived. An execution accepted
+    # before the archive may still finish its writes; the doors may not.
+    refuses_archived: bool
+    # The writer may send expected_context_revision, checked before anything is stored.
+    checks_context_revision: bool
+
+
+DOORS: Mapping[ContextDoor, DoorRules] = {
+    "conversation": DoorRules(bumps_revision=True, refuses_archived=True, checks_context_revision=True),
+    "workspace": DoorRules(bumps_revision=False, refuses_archived=False, checks_context_revision=False),
+    "profile": DoorRules(bumps_revision=False, refuses_archived=False, checks_context_revision=False),
+    "definition": DoorRules(bumps_revision=False, refuses_archived=False, checks_context_revision=False),
+    "execution": DoorRules(bumps_revision=True, refuses_archived=False, checks_context_revision=False),
+}
+
+_READ_ONLY_STANDING = "You have read-only standing in this workspace: you cannot write here."
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError("not_found", f"No {what} with that id is visible to you.")
+
+
+# ---- standing -------------------------------------------------------------------------------------
+
+
+def workspace_role(principal: Principal, ws: Workspace | None, member: Member | None) -> str | None:
+    """The caller's standing in a workspace: 'member' (write), 'viewer' (read) or None."""
+    if ws is None or ws.account_id != principal.account_id or member is None:
+        return None
+    return member.role
+
+
+def _answers(principal: Principal, conv: Conversation | None) -> bool:
+    return conv is not None and principal.kind == "agent" and conv.answering_agent_id == principal.public_id
+
+
+def conversation_standing(
+    principal: Principal, ws: Workspace | None, member: Member | None, conv: Conversation | None
+) -> Standing | None:
+    """'write', 'read' or None for a conversation; the answering agent always writes its own."""
+    if conv is None or ws is None or conv.workspace_id != ws.public_id or ws.account_id != principal.account_id:
+        return None
+    if _answers(principal, conv):
+        return "write"
+    role = workspace_role(principal, ws, member)
+    if role == "member":
+        return "write"
+    if role == "viewer":
+        return "read"
+    return None
+
+
+def host_standing(
+    principal: Principal, ws: Workspace | None, member: Member | None, conv: Conversation | None
+) -> Standing:
+    """The caller's standing on a conversation named in a URL, or not_found when it cannot see it."""
+    answers_here = (
+        _answers(principal, conv) and ws is not None and conv is not None and conv.workspace_id == ws.public_id
+    )
+    if workspace_role(principal, ws, member) is None and not answers_here:
+        raise not_found("workspace")
+    standing = conversation_standing(principal, ws, member, conv)
+    if standing is None:
+        raise not_found("conversation")
+    return standing
+
+
+def require_write_standing(standing: Standing, message: str = _READ_ONLY_STANDING) -> None:
+    if standing != "write":
+        raise ApiError("not_authorized", message)
+
+
+def workspace_write_role(principal: Principal, ws: Workspace | None, member: Member | None) -> Workspace:
+    """A workspace the caller may change (members add members, conversations, settings)."""
+    role = workspace_role(principal, ws, member)
+    if role is None or ws is None:
+        raise not_found("workspace")
+    if role != "member":
+        raise ApiError("not_authorized", "You have read-only standing in this workspace.")
+    return ws
+
+
+# ---- the directory --------------------------------------------------------------------------------
+
+
+def require_human(principal: Principal) -> None:
+    if principal.kind != "human":
+        raise ApiError("not_authorized", "Only a Human can do this; an agent's token cannot.")
+
+
+def in_account(principal: Principal, row: Any, what: str) -> Any:
+    """A row of the caller's account, or not_found: another account's rows do not exist for it."""
+    if row is None or row.account_id != principal.account_id:
+        raise not_found(what)
+    return row
+
+
+def require_steward(principal: Principal, agent: Agent) -> None:
+    if agent.steward_id != principal.public_id:
+        raise ApiError("not_authorized", "Only the agent's steward can do this.")
+
+
+def may_add_speaker(principal: Principal, agent: Agent) -> None:
+    if principal.public_id not in (agent.steward_id, agent.public_id):
+        raise ApiError("not_authorized", "Only the agent itself or its steward can add its speakers.")
+
+
+def owns_agent(principal: Principal, agent: Agent | None) -> bool:
+    """agent/ and speaker/ rows are the agent's own: only it, or the Human who stewards it, reaches them."""
+    return agent is not None and (
+        (principal.kind == "agent" and principal.public_id == agent.public_id)
+        or (principal.kind == "human" and principal.public_id == agent.steward_id)
+    )
+
+
+def definition_door(principal: Principal, agent: Agent | None) -> Agent:
+    """A named definition its steward may open (the definition door)."""
+    if agent is None or agent.kind != "definition" or agent.steward_id != principal.public_id:
+        raise not_found("agent definition")
+    return agent
+
+
+def selected_speaker(principal: Principal, speaker: Speaker | None, selector: str | None) -> Speaker | None:
+    """The request's speaker selector: a Speaker the calling agent controls in its account."""
+    if selector is None:
+        return None
+    if (
+        speaker is None
+        or principal.kind != "agent"
+        or speaker.agent_id != principal.public_id
+        or speaker.account_id != principal.account_id
+    ):
+        raise ApiError(
+            "not_authorized",
+            "speaker_public_id must name an existing Speaker that the calling agent controls in its account.",
+        )
+    return speaker
+
+
+# ---- configuring bindings -------------------------------------------------------------------------
+
+
+def check_configured(
+    principal: Principal,
+    ws: Workspace,
+    member: Member | None,
+    conv: Conversation,
+    bindings: tuple[Binding, ...],
+    rows: Mapping[Ref, Any],
+) -> None:
+    """Every source a new memory_context names must exist and be within the configuring caller's reach."""
+    for b in bindings:
+        if b.scope == "agent" and conv.answering_agent_id is None:
+            raise ApiError(
+                "memory_scope_unavailable", f"Binding {b.name!r}: a Human-answered conversation has no agent/ scope."
+            )
+        if b.conversation_public_id:
+            alias = rows[Ref.conversation(b.conversation_public_id)]
+            standing = conversation_standing(principal, ws, member, alias)
+            if alias is None or standing is None:
+                raise ApiError(
+                    "memory_scope_unavailable",
+                    f"Binding {b.name!r}: no conversation with that id is visible in this workspace.",
+                )
+            if b.access == "read_write" and standing != "write":
+                raise ApiError(
+                    "not_authorized", f"Binding {b.name!r}: read_write needs write standing on that conversation."
+                )
+        if b.speaker_public_id:
+            speaker = rows[Ref.speaker(b.speaker_public_id)]
+            if speaker is None or speaker.account_id != principal.account_id:
+                raise ApiError(
+                    "memory_scope_unavailable", f"Binding {b.name!r}: no speaker with that id exists in this account."
+                )
+
+
+# ---- resolving sources ----------------------------------------------------------------------------
+
+
+def alias_source(
+    principal: Principal, ws: Workspace, member: Member | None, b: Binding, rows: Mapping[Ref, Any]
+) -> Source:
+    """A root aliasing another conversation: writable only where the caller may write that conversation too."""
+    alias: Conversation | None = rows.get(Ref.conversation(b.conversation_public_id or ""))
+    alias_standing = conversation_standing(principal, ws, member, alias)
+    if alias is None or alias_standing is None:
+        return Source(b, None, False, "its conversation is missing or not visible to you")
+    return Source(
+        b,
+        Anchor("conversation", alias.public_id),
+        b.access == "read_write" and alias_standing == "write",
+        archived=alias.archived,
+    )
+
+
+def conversation_sources(
+    principal: Principal,
+    ws: Workspace,
+    member: Member | None,
+    conv: Conversation,
+    agent: Agent | None,
+    speaker: Speaker | None,
+    bindings: tuple[Binding, ...],
+    rows: Mapping[Ref, Any],
+    standing: Standing,
+) -> dict[str, Source]:
+    """Bindings resolved against a host conversation and its answerer: the door's and a new execution's."""
+    host_write = standing == "write"
+    owned = owns_agent(principal, agent)
+    out: dict[str, Source] = {}
+    for b in bindings:
+        rw = b.access == "read_write" and host_write
+        if b.scope == "conversation":
+            if b.conversation_public_id is None:
+                out[b.name] = Source(b, Anchor("conversation", conv.public_id), rw)
+            else:
+                out[b.name] = alias_source(principal, ws, member, b, rows)
+        elif b.scope == "workspace":
+            out[b.name] = Source(b, Anchor("workspace", ws.public_id), rw)
+        elif b.scope == "user":
+            if principal.kind != "human":
+                out[b.name] = Source(b, None, False, "user/ belongs to a Human caller; an agent has none")
+            else:
+                out[b.name] = Source(b, Anchor("user", principal.public_id), rw)
+        elif b.scope == "agent":
+            if agent is None:
+                out[b.name] = Source(b, None, False, "this conversation is answered by a Human, not an agent")
+            elif not owned:
+                out[b.name] = Source(b, None, False, "agent/ belongs to the answering agent and its steward")
+            else:
+                out[b.name] = Source(b, Anchor("agent", agent.public_id), rw, agent_public_id=agent.public_id)
+        else:  # speaker
+            out[b.name] = _speaker_source(b, agent, speaker, rows, owned, rw)
+    return out
+
+
+def _speaker_source(
+    b: Binding, agent: Agent | None, speaker: Speaker | None, rows: Mapping[Ref, Any], owned: bool, rw: bool
+) -> Source:
+    subject_id = b.speaker_public_id or (speaker.public_id if speaker else None)
+    subject: Speaker | None = rows.get(Ref.speaker(subject_id)) if subject_id else None
+    if agent is None:
+        return Source(b, None, False, "this conversation is answered by a Human, not an agent")
+    if subject is None or subject.account_id != agent.account_id:
+        return Source(
+            b,
+            None,
+            False,
+            "no speaker is selected (bind speaker_public_id or send one with the request)",
+            agent_public_id=agent.public_id,
+        )
+    if not owned:
+        return Source(b, None, False, "speaker/ belongs to the answering agent and its steward")
+    return Source(
+        b,
+        Anchor("speaker", agent.public_id, subject.public_id),
+        rw,
+        agent_public_id=agent.public_id,
+        speaker_public_id=subject.public_id,
+    )
+
+
+def own_root_source(principal: Principal) -> Source:
+    """The profile door: a Human's own user/ rows, an agent's own agent/ rows."""
+    if principal.kind == "human":
+        return Source(Binding("user", "user", "read_write"), Anchor("user", principal.public_id), True)
+    return Source(
+        Binding("agent", "agent", "read_write"),
+        Anchor("agent", principal.public_id),
+        True,
+        agent_public_id=principal.public_id,
+    )
+
+
+def workspace_source(workspace_id: str, role: str) -> Source:
+    """The workspace door: its rows, writable by members."""
+    binding = Binding("workspace", "workspace", "read_write")
+    return Source(binding, Anchor("workspace", workspace_id), role == "member")
+
+
+def definition_source(agent: Agent) -> Source:
+    """The definition door: a steward's named definition's agent/ rows."""
+    binding = Binding("agent", "agent", "read_write")
+    return Source(binding, Anchor("agent", agent.public_id), True, agent_public_id=agent.public_id)
+
+
+# ---- executions -----------------------------------------------------------------------------------
+
+
+def may_start_execution(standing: Standing, conv: Conversation) -> None:
+    require_write_standing(standing, "Starting an execution needs write standing on the conversation.")
+    if conv.archived:
+        raise ApiError("conversation_archived", "The conversation is archived: it accepts no new executions.")
+
+
+def execution_subject(principal: Principal, conv: Conversation, subject: Speaker | None) -> Speaker:
+    """An execution's explicit subject: a Speaker of the conversation's answering agent."""
+    if subject is None or subject.account_id != principal.account_id or subject.agent_id != conv.answering_agent_id:
+        raise ApiError(
+            "not_authorized",
+            "speaker_public_id must name an existing Speaker controlled by the conversation's answering agent.",
+        )
+    return subject
+
+
+def still_standing(standing: Standing | None) -> Standing:
+    """A tool call's principal must still have standing in the execution's conversation."""
+    if standing is None:
+        raise ApiError("not_authorized", "The execution's principal no longer has standing in its conversation.")
+    return standing
+
+
+# ---- verbs ----------------------------------------------------------------------------------------
+
+
+def refuse_override(ctx: Context, mp: MemoryPath | None) -> None:
+    """Under a provider override the workspace's memory verbs belong to the provider."""
+    provider = ctx.override_provider
+    if provider is None:
+        return
+    # A skill is the service's own instruction row, never the provider's: verbs naming one are served.
+    if mp is not None and mp.skill_name is not None:
+        return
+    raise ApiError(
+        "memory_overridden",
+        f"This workspace's memory is provided by {provider!r} (tool_provider_overrides['nexus.memory']); "
+        "use that provider's tools, or clear the override.",
+        provider=provider,
+    )
+
+
+def may_change(ctx: Context, mp: MemoryPath) -> Source:
+    """The source a change to `mp` lands in, or the refusal: read-only binding, no standing, archived."""
+    src = ctx.source(mp)
+    check_skill_path(src.scope, mp)
+    if src.binding.access != "read_write":
+        raise ApiError("memory_read_only", f"The {mp.root}/ root is bound read-only here: it cannot be changed.")
+    if not src.writable:
+        raise ApiError("not_authorized", f"You have no write standing on the {mp.root}/ root.")
+    if DOORS[ctx.door].refuses_archived:
+        conv = ctx.conversation
+        if conv is not None and conv.archived:
+            raise ApiError("conversation_archived", "The conversation is archived: its memory is read-only.")
+        if src.archived:
+            raise ApiError(
+                "conversation_archived",
+                f"The conversation behind the {mp.root}/ root is archived: its memory is read-only.",
+            )
+    return src
+
+
+def access_of(src: Source) -> Literal["read", "read_write"]:
+    """What the caller may do with a root, as a model is told it."""
+    return "read_write" if src.binding.access == "read_write" and src.writable else "read"
+
+
+def check_context_revision(ctx: Context, expected: int | None) -> None:
+    """The writer's expected_context_revision, where its door honours one."""
+    conv = ctx.conversation
+    if not DOORS[ctx.door].checks_context_revision or conv is None or expected is None:
+        return
+    if conv.context_revision != expected:
+        raise ApiError(
+            "stale_object",
+            f"The conversation's context_revision is {conv.context_revision}, not the "
+            "expected_context_revision you sent: read the conversation again.",
+        )

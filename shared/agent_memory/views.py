@@ -1,0 +1,175 @@
+"""Responses: each function turns domain values into the JSON a route answers. Nothing else builds it.
+
+Views read domain rows and never the stored items, so changing what a response shows can never change
+what is persisted (an execution's stored bindings have their own mapping in the store).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .block import Block, Entry
+from .context import Context
+from .model import (
+    Account,
+    Agent,
+    Conversation,
+    Execution,
+    FrozenBinding,
+    GrepResult,
+    Human,
+    Located,
+    Member,
+    Speaker,
+    ToolResult,
+    Workspace,
+)
+from .skills import Skill
+
+Json = dict[str, Any]
+
+
+def document(loc: Located) -> Json:
+    doc = loc.document
+    out: Json = {
+        "path": loc.path,
+        "public_id": doc.public_id,
+        "lock_version": doc.lock_version,
+        "bytesize": doc.bytesize,
+        "description": doc.description,
+        "written_at": doc.written_at,
+    }
+    if loc.content is not None:
+        out["content"] = loc.content
+    return out
+
+
+def listing(rows: list[Located]) -> list[Json]:
+    return [document(r) for r in rows]
+
+
+def grep(result: GrepResult) -> Json:
+    return {
+        "matches": [{"path": m.path, "line_number": m.line_number, "text": m.text} for m in result.matches],
+        "truncated": result.truncated,
+    }
+
+
+def binding(b: FrozenBinding) -> Json:
+    """One effective root: the configured binding plus the rows it resolved to."""
+    out: Json = {"name": b.name, "scope": b.scope, "access": b.access}
+    if b.conversation_public_id:
+        out["conversation_public_id"] = b.conversation_public_id
+    out["anchor_public_id"] = b.anchor_public_id
+    if b.scope in ("agent", "speaker"):
+        out["agent_public_id"] = b.agent_public_id
+    if b.scope == "speaker":
+        out["speaker_public_id"] = b.speaker_public_id
+    return out
+
+
+def conversation(conv: Conversation, ctx: Context) -> Json:
+    """A conversation with the roots its memory resolves to for the caller of `ctx`."""
+    return {
+        "public_id": conv.public_id,
+        "workspace_public_id": conv.workspace_id,
+        "answering_agent_public_id": conv.answering_agent_id,
+        "parent_public_id": conv.parent_public_id,
+        "context_revision": conv.context_revision,
+        "archived": conv.archived,
+        "created_at": conv.created_at,
+        "memory_context": conv.memory_context,
+        "effective_memory_context": {"bindings": [binding(s.frozen()) for s in ctx.readable()]},
+    }
+
+
+def workspace(ws: Workspace) -> Json:
+    return {
+        "public_id": ws.public_id,
+        "name": ws.name,
+        "created_at": ws.created_at,
+        "tool_provider_overrides": ws.tool_provider_overrides,
+    }
+
+
+def account(a: Account) -> Json:
+    return {"public_id": a.public_id, "name": a.name, "created_at": a.created_at}
+
+
+def human(h: Human) -> Json:
+    return {"public_id": h.public_id, "name": h.name, "created_at": h.created_at}
+
+
+def member(m: Member) -> Json:
+    return {
+        "workspace_public_id": m.workspace_id,
+        f"{m.principal_kind}_public_id": m.principal_id,
+        "role": m.role,
+        "created_at": m.created_at,
+    }
+
+
+def agent(a: Agent) -> Json:
+    return {
+        "public_id": a.public_id,
+        "name": a.name,
+        "kind": a.kind,
+        "steward_public_id": a.steward_id,
+        "memory_context_limit": a.memory_context_limit,
+        "created_at": a.created_at,
+    }
+
+
+def speaker(s: Speaker) -> Json:
+    return {"public_id": s.public_id, "name": s.name, "agent_public_id": s.agent_id, "created_at": s.created_at}
+
+
+def execution(ex: Execution) -> Json:
+    return {
+        "public_id": ex.public_id,
+        "workspace_public_id": ex.workspace_id,
+        "conversation_public_id": ex.conversation_id,
+        "agent_public_id": ex.agent_id,
+        "principal": {"kind": ex.principal_kind, "public_id": ex.principal_id},
+        "subject": {"speaker_public_id": ex.speaker_id} if ex.speaker_id else None,
+        "bindings": [binding(b) for b in ex.bindings],
+        "tools": ex.tools,
+        "created_at": ex.created_at,
+    }
+
+
+def skill(s: Skill) -> Json:
+    out: Json = {"name": s.name, "description": s.document.description, "path": s.path}
+    if s.content is not None:
+        out["content"] = s.content
+    return out
+
+
+def _included(e: Entry) -> Json:
+    return {
+        "path": e.path,
+        "public_id": e.public_id,
+        "lock_version": e.lock_version,
+        "bytesize": e.bytesize,
+        "written_at": e.written_at,
+    }
+
+
+def _omitted(e: Entry) -> Json:
+    return {"path": e.path, "bytesize": e.bytesize, "written_at": e.written_at}
+
+
+def block(b: Block) -> Json:
+    return {
+        "context_revision": b.context_revision,
+        "budget_bytes": b.budget_bytes,
+        "used_bytes": b.plan.used_bytes,
+        "text": b.text,
+        "included": [_included(e) for e in b.plan.included],
+        "omitted": [_omitted(e) for e in b.plan.omitted],
+        "overridden_by": b.overridden_by,
+    }
+
+
+def tool_result(r: ToolResult) -> Json:
+    return {"tool": r.tool, "is_error": r.code is not None, "code": r.code, "content": r.content, "data": r.data}

@@ -1,0 +1,1 @@
+"""Route handlers, one module per area; the route contract (contract.py) names each one."""

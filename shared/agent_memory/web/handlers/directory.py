@@ -1,0 +1,125 @@
+"""Directory routes: accounts, humans, workspaces, members, conversations, agents, speakers."""
+
+from __future__ import annotations
+
+from ... import views
+from ...directory import ConversationState, require_operator
+from ...inputs.base import parse
+from ...inputs.directory import (
+    AddMember,
+    CreateAccount,
+    CreateAgent,
+    CreateConversation,
+    CreateHuman,
+    CreateSpeaker,
+    CreateWorkspace,
+    ReplaceMemoryContext,
+    UpdateWorkspace,
+)
+from .. import services
+from ..glue import Reply, Request
+from ..secrets import operator_key
+
+
+def _conversation(status: int, state: ConversationState) -> Reply:
+    return Reply(status, {"conversation": views.conversation(state.conversation, state.context)})
+
+
+def create_account(req: Request) -> Reply:
+    presented = req.headers.get("x-operator-key")
+    # The key is checked before the body is read: without it, nothing about the request matters.
+    require_operator(operator_key() if presented else None, presented)
+    body = parse(CreateAccount, req.body)
+    out = services.directory().create_account(body.account.name, body.human.name)
+    return Reply(201, {"account": views.account(out.account), "human": views.human(out.human), "token": out.token})
+
+
+def create_human(req: Request) -> Reply:
+    body = parse(CreateHuman, req.body)
+    out = services.directory().create_human(req.token, body.human.name)
+    return Reply(201, {"human": views.human(out.human), "token": out.token})
+
+
+def create_workspace(req: Request) -> Reply:
+    body = parse(CreateWorkspace, req.body)
+    return Reply(
+        201, {"workspace": views.workspace(services.directory().create_workspace(req.token, body.workspace.name))}
+    )
+
+
+def update_workspace(req: Request) -> Reply:
+    body = parse(UpdateWorkspace, req.body)
+    ws = services.directory().set_overrides(
+        req.token, req.params["workspace_public_id"], body.workspace.tool_provider_overrides
+    )
+    return Reply(200, {"workspace": views.workspace(ws)})
+
+
+def add_member(req: Request) -> Reply:
+    m = parse(AddMember, req.body).member
+    member = services.directory().add_member(
+        req.token, req.params["workspace_public_id"], m.human_public_id, m.agent_public_id, m.role or "member"
+    )
+    return Reply(201, {"member": views.member(member)})
+
+
+def create_conversation(req: Request) -> Reply:
+    c = parse(CreateConversation, req.body).conversation
+    state = services.directory().create_conversation(
+        req.token,
+        req.params["workspace_public_id"],
+        c.answering_agent_public_id,
+        c.memory_context,
+        c.has_memory_context,
+    )
+    return _conversation(201, state)
+
+
+def show_conversation(req: Request) -> Reply:
+    p = req.params
+    return _conversation(
+        200, services.directory().show_conversation(req.token, p["workspace_public_id"], p["conversation_public_id"])
+    )
+
+
+def archive_conversation(req: Request) -> Reply:
+    p = req.params
+    return _conversation(
+        200, services.directory().archive(req.token, p["workspace_public_id"], p["conversation_public_id"])
+    )
+
+
+def fork_conversation(req: Request) -> Reply:
+    p = req.params
+    return _conversation(
+        201, services.directory().fork(req.token, p["workspace_public_id"], p["conversation_public_id"])
+    )
+
+
+def replace_memory_context(req: Request) -> Reply:
+    body = parse(ReplaceMemoryContext, req.body)
+    p = req.params
+    state = services.directory().replace_memory_context(
+        req.token, p["workspace_public_id"], p["conversation_public_id"], body.memory_context
+    )
+    return _conversation(200, state)
+
+
+def create_agent(req: Request) -> Reply:
+    a = parse(CreateAgent, req.body).agent
+    out = services.directory().create_agent(req.token, a.name, a.kind or "program", a.memory_context_limit)
+    body: dict[str, object] = {"agent": views.agent(out.agent)}
+    if out.token:
+        body["token"] = out.token
+    return Reply(201, body)
+
+
+def rotate_agent_credentials(req: Request) -> Reply:
+    return Reply(200, {"token": services.directory().rotate(req.token, req.params["agent_public_id"])})
+
+
+def create_speaker(req: Request) -> Reply:
+    s = parse(CreateSpeaker, req.body).speaker
+    return Reply(
+        201, {"speaker": views.speaker(services.directory().create_speaker(req.token, s.name, s.agent_public_id))}
+    )

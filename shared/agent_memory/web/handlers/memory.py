@@ -1,0 +1,75 @@
+"""The six memory verbs, served through every door: the route's contract entry names the door."""
+
+from __future__ import annotations
+
+from ... import views
+from ...context import Context
+from ...contract import Door
+from ...inputs.base import parse
+from ...inputs.memory import MemoryDelete, MemoryEdit, MemoryGrep, MemoryShow, MemoryWrite, Selector
+from ...paths import MemoryPath
+from .. import services
+from ..glue import Reply, Request
+
+
+def _door(req: Request) -> Door:
+    door = req.route.door
+    if door is None:
+        raise LookupError(f"route {req.route.name} serves no memory door")
+    return door
+
+
+def _open(req: Request, paths: tuple[MemoryPath, ...], speaker: str | None, *, write: bool) -> Context:
+    return services.resolver().door(
+        _door(req), req.token, req.params, paths=paths, speaker_selector=speaker, write=write
+    )
+
+
+def list_memory(req: Request) -> Reply:
+    selector = parse(Selector, {"speaker_public_id": req.query.get("memory[speaker_public_id]")}, "memory")
+    ctx = _open(req, (), selector.speaker_public_id, write=False)
+    return Reply(200, {"memory": views.listing(services.memory().listing(ctx))})
+
+
+def show_memory(req: Request) -> Reply:
+    m = parse(MemoryShow, req.body).memory
+    # Paths are parsed before any I/O, so the document rides in the resolver's first batch.
+    ctx = _open(req, (m.path,), m.speaker_public_id, write=False)
+    return Reply(200, {"memory": views.document(services.memory().show(ctx, m.path))})
+
+
+def write_memory(req: Request) -> Reply:
+    m = parse(MemoryWrite, req.body).memory
+    ctx = _open(req, (), m.speaker_public_id, write=True)
+    written = services.memory().write(
+        ctx,
+        m.path,
+        m.content,
+        m.expected,
+        description=m.description,
+        description_given=m.description_given,
+        expected_context_revision=m.expected_context_revision,
+    )
+    return Reply(201, {"memory": views.document(written)})
+
+
+def edit_memory(req: Request) -> Reply:
+    m = parse(MemoryEdit, req.body).memory
+    ctx = _open(req, (m.path,), m.speaker_public_id, write=True)
+    edited = services.memory().edit(
+        ctx, m.path, m.old_text, m.new_text, m.expected, expected_context_revision=m.expected_context_revision
+    )
+    return Reply(200, {"memory": views.document(edited)})
+
+
+def grep_memory(req: Request) -> Reply:
+    m = parse(MemoryGrep, req.body).memory
+    ctx = _open(req, (), m.speaker_public_id, write=False)
+    return Reply(200, views.grep(services.memory().grep(ctx, m.pattern, m.path, m.ignore_case, m.limit)))
+
+
+def delete_memory(req: Request) -> Reply:
+    m = parse(MemoryDelete, req.body).memory
+    ctx = _open(req, (), m.speaker_public_id, write=True)
+    services.memory().delete(ctx, m.path, m.expected, expected_context_revision=m.expected_context_revision)
+    return Reply(204)

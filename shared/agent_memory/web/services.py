@@ -1,0 +1,81 @@
+"""The composition root: each domain service built once per container, around one store and one resolver.
+
+Each factory imports its module when first called, so a route's Lambda loads only the services its
+handler asks for (a directory route never imports the grep engine or the tool models).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from ..settings import settings
+
+if TYPE_CHECKING:
+    from ..block import BlockService
+    from ..directory import Directory
+    from ..executions import ExecutionService
+    from ..memory import MemoryService
+    from ..resolver import Resolver
+    from ..skills import SkillService
+    from ..tools import ToolRunner
+
+
+@lru_cache(maxsize=1)
+def resolver() -> Resolver:
+    from ..resolver import Resolver
+    from ..store import get_store
+
+    return Resolver(get_store())
+
+
+@lru_cache(maxsize=1)
+def directory() -> Directory:
+    from ..directory import Directory
+
+    r = resolver()
+    return Directory(r.store, r)
+
+
+@lru_cache(maxsize=1)
+def memory() -> MemoryService:
+    from ..memory import MemoryService
+
+    return MemoryService(settings().writes_per_minute)
+
+
+@lru_cache(maxsize=1)
+def skills() -> SkillService:
+    from ..skills import SkillService
+
+    return SkillService()
+
+
+@lru_cache(maxsize=1)
+def block() -> BlockService:
+    from ..block import BlockService
+
+    return BlockService()
+
+
+@lru_cache(maxsize=1)
+def executions() -> ExecutionService:
+    from ..executions import ExecutionService
+
+    r = resolver()
+    return ExecutionService(r.store, r)
+
+
+@lru_cache(maxsize=1)
+def tools() -> ToolRunner:
+    from ..tools import ToolRunner
+
+    return ToolRunner(resolver(), memory(), skills())
+
+
+def reset_services() -> None:
+    """Forget every built service (tests and the local gateway switch settings and endpoints)."""
+    from .secrets import operator_key
+
+    for factory in (resolver, directory, memory, skills, block, executions, tools, operator_key):
+        factory.cache_clear()
