@@ -66,6 +66,6 @@ class Content(Backend):
                 IfNoneMatch="*",
             ),
             ["content"],
-            Refusals(otherwise=lambda: ApiError("already_exists", "That content version already exists.")),
+            Refusals({"content": lambda _: ApiError("already_exists", "That content version already exists.")}),
         )
         CACHE.put(key, text)
