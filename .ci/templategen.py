@@ -69,11 +69,13 @@ Resources:
       BuildMethod: {RUNTIME}
       BuildArchitecture: arm64
 
-  # One table for everything. Key shapes (pk / sk):
+  # One table for everything. Key shapes (pk / sk), spelled in shared/agent_memory/store/keys.py:
   #   TOKEN#<sha256> TOKEN | ACCOUNT#<id> ACCOUNT | HUMAN#<id> HUMAN | AGENT#<id> AGENT
   #   STEWARD#<human> DEFNAME#<name> | SPEAKER#<id> SPEAKER | WS#<id> WS | WS#<id> MEMBER#<principal>
   #   CONV#<id> CONV | EXEC#<id> EXEC (an execution's frozen bindings)
   #   ANCHOR#<scope>#<owner>[#<speaker>] #META (doc_count) | ... DOC#<path> (pointer row)
+  #   RATE#<principal> MIN#<minute> (write budget, expires_at TTL)
+  #   FORKLOG#<utc hour> <time>#<child> (content keys a fork copied, expires_at TTL)
   MemoryTable:
     Type: AWS::DynamoDB::Table
     DeletionPolicy: Retain
@@ -92,7 +94,7 @@ Resources:
           KeyType: RANGE
       PointInTimeRecoverySpecification:
         PointInTimeRecoveryEnabled: true
-      # Only the fork log's entries carry expires_at: the sweeper needs them for minutes, not forever.
+      # Only the fork log's and the write budget's items carry expires_at: each is needed for minutes, not forever.
       TimeToLiveSpecification:
         AttributeName: expires_at
         Enabled: true

@@ -1,21 +1,12 @@
-"""The fork's item builders: the hand-built pointer copy and the fork-log entry the sweeper reads."""
+"""The fork's item builders: the pointer copy under the child's anchor and the fork-log entry the sweeper reads."""
 
 from __future__ import annotations
 
 import pytest
 from agent_memory.model import Anchor, Document
-from agent_memory.store.dynamo import (
-    FORK_LOG_TTL_SECONDS,
-    _doc_item,
-    _doc_row,
-    doc_attributes,
-    doc_from_attributes,
-    fork_log_item,
-    fork_log_partition,
-    fork_log_time,
-    marshal,
-    unmarshal,
-)
+from agent_memory.store.forklog import FORK_LOG_TTL_SECONDS, fork_log_item, fork_log_partition, fork_log_time
+from agent_memory.store.items import doc_item, doc_row, marshal
+from boto3.dynamodb.types import TypeSerializer
 
 CONV = "0199aaaa-0000-7000-8000-000000000001"
 
@@ -37,25 +28,50 @@ def _doc(description: str | None, author: str) -> Document:
 
 @pytest.mark.parametrize("description", [None, "", "Use when planning."])
 @pytest.mark.parametrize("author", ["", "human:0199aaaa-0000-7000-8000-000000000003"])
-def test_a_hand_built_copy_is_the_item_the_serializer_builds(description: str | None, author: str) -> None:
+def test_a_pointer_row_reads_back_as_written_and_a_copy_changes_only_its_key(
+    description: str | None, author: str
+) -> None:
     doc = _doc(description, author)
-    assert doc_attributes(doc) == marshal(_doc_item(doc))
-    assert doc_from_attributes(doc_attributes(doc)) == _doc_row(unmarshal(doc_attributes(doc))) == doc
-    assert doc_from_attributes(doc_attributes(doc), doc.anchor) == doc
+    # A row reads back as itself, with or without the anchor given
+    assert doc_row(doc_item(doc)) == doc == doc_row(doc_item(doc), doc.anchor)
+    # Its item is what boto3's serializer would send, an absent description left out
+    ser = TypeSerializer()
+    expected = {k: ser.serialize(v) for k, v in _plain_item(doc).items() if v is not None}
+    assert doc_item(doc) == expected
     # Copied under another anchor, only the key changes
     other = Anchor("conversation", "0199aaaa-0000-7000-8000-0000000000ff")
-    moved = doc_from_attributes(doc_attributes(doc, other))
+    moved = doc_row(doc_item(doc, other))
     assert moved.anchor == other and (moved.rest, moved.public_id, moved.written_at) == (
         doc.rest,
         doc.public_id,
         doc.written_at,
     )
+    assert doc_item(doc, other)["pk"] == {"S": f"ANCHOR#{other.key}"}
+
+
+def _plain_item(d: Document) -> dict[str, object]:
+    return {
+        "pk": f"ANCHOR#{d.anchor.key}",
+        "sk": f"DOC#{d.rest}",
+        "public_id": d.public_id,
+        "lock_version": d.lock_version,
+        "bytesize": d.bytesize,
+        "sha256": d.sha256,
+        "description": d.description,
+        "written_at": d.written_at,
+        "content_key": d.content_key,
+        "author": d.author,
+    }
 
 
 def test_a_row_of_an_unexpected_shape_is_still_read() -> None:
-    raw = marshal(_doc_item(_doc(None, "")))
+    # Given a row whose optional attributes are stored as NULL or missing, and numbers in another spelling
+    raw = doc_item(_doc(None, ""))
     raw["description"] = {"NULL": True}
-    assert doc_from_attributes(raw) == _doc_row(unmarshal(raw))
+    raw["lock_version"] = {"N": "7.0"}
+    del raw["author"]
+    # Then it still reads as the row
+    assert doc_row(raw) == _doc(None, "")
 
 
 def test_fork_log_keys_sort_by_time_within_an_hourly_partition() -> None:
@@ -74,3 +90,5 @@ def test_a_fork_log_entry_names_each_copied_key_once_and_expires() -> None:
     assert entry["sk"] == f"2026-01-01T10:59:59.500Z#{CONV}"
     assert entry["content_keys"] == ["content/a", "content/b"]
     assert entry["expires_at"] == 1767265199 + FORK_LOG_TTL_SECONDS
+    # And it is stored as a list of strings the sweeper reads back
+    assert marshal(entry)["content_keys"] == {"L": [{"S": "content/a"}, {"S": "content/b"}]}

@@ -21,7 +21,7 @@ from agent_memory.paths import (
     prefix_matches,
 )
 from agent_memory.ports import Ref, Store
-from agent_memory.store.dynamo import _ref_key
+from agent_memory.store.keys import ref_key
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -317,7 +317,7 @@ def test_a_path_resolves_to_its_roots_bound_anchor_and_never_another(path: str) 
     bound = BOUND[mp.root]
     assert bound is not None and src.anchor == bound
     assert src.name == mp.root
-    pk, sk = _ref_key(Ref.document(src.anchor, mp.rest))
+    pk, sk = ref_key(Ref.document(src.anchor, mp.rest))
     assert (pk, sk) == (f"ANCHOR#{bound.key}", f"DOC#{mp.rest}")
 
 

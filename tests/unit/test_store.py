@@ -1,14 +1,17 @@
-"""The DynamoDB + S3 store against the embedded, serialised moto: conditions, batching, caching, refusals."""
+"""The DynamoDB + S3 store against moto in-process, serialised: conditions, batching, caching, refusals.
+
+The `store` fixture (tests/unit/conftest.py) is an empty table and bucket built from template.yaml.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from agent_memory.errors import ApiError
 from agent_memory.ids import now_iso, sha256_hex, uuid7
-from agent_memory.local.runtime import LocalService
 from agent_memory.model import (
     MAX_DOCUMENTS_PER_ANCHOR,
     Anchor,
@@ -19,13 +22,9 @@ from agent_memory.model import (
     WriteBudget,
 )
 from agent_memory.ports import Ref
-from agent_memory.store import CACHE, DynamoStore, get_store
-from agent_memory.store.dynamo import ContentCache
-
-
-@pytest.fixture
-def store(fresh: LocalService) -> DynamoStore:
-    return get_store()
+from agent_memory.store import CACHE, DynamoStore
+from agent_memory.store.content import ContentCache
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 
 
 @pytest.fixture
@@ -261,40 +260,190 @@ def test_a_missing_conversation_refuses_as_not_found(store: DynamoStore) -> None
     assert meta_count(store, anchor) is None
 
 
-@pytest.mark.parametrize(
-    ("reasons", "expected", "code"),
-    [
-        ([{"Code": "ConditionalCheckFailed"}, {"Code": "None"}], None, "stale_object"),
-        ([{"Code": "None"}, {"Code": "ConditionalCheckFailed"}], None, "memory_full"),
-        ([{"Code": "TransactionConflict"}, {"Code": "None"}], None, "stale_object"),
-        ([{"Code": "None"}, {"Code": "TransactionConflict"}], ("x", 0), "stale_object"),
-    ],
-)
-def test_reasons_without_a_bump_are_named_without_another_read(
-    reasons: list[dict[str, Any]], expected: tuple[str, int] | None, code: str
-) -> None:
-    # TransactionConflict is real DynamoDB's, never moto's: it must read as stale, never be retried.
-    # The store has no clients here, so naming the refusal cannot have touched AWS.
-    store = DynamoStore(None, None, "table", "bucket")
-    anchor = Anchor("workspace", uuid7())
-    change = DocumentChange(anchor, "a.md", expected, None if expected else _doc(anchor))
-    assert store._explain(change, reasons).code == code
+# ---- refusals named from the cancellation reasons real DynamoDB returns --------------------------------
+# moto never cancels with TransactionConflict, and cannot fail chosen items: these tests answer the
+# store's TransactWriteItems as DynamoDB does, failing the items picked by their key, and check the
+# refusal the store names from the reasons alone.
+
+Reason = dict[str, Any]
+FAILED: Reason = {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}
+CONFLICT: Reason = {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
 
 
-def test_a_spent_write_budget_is_named_rate_limited_before_anything_else() -> None:
-    # Given a create whose document, counter and budget items all failed their conditions
-    store = DynamoStore(None, None, "table", "bucket")
-    anchor = Anchor("workspace", uuid7())
-    change = DocumentChange(anchor, "a.md", None, _doc(anchor), budget=WriteBudget(uuid7(), 5))
-    failed = {"Code": "ConditionalCheckFailed"}
-    # Then the caller is told to wait, not to re-read
-    err = store._explain(change, [failed, failed, failed], budget_index=2)
-    assert err.code == "rate_limited"
-    assert 0 < err.details["retry_after_seconds"] <= 60
+def role_of(key: dict[str, Any]) -> str:
+    """Which item of a commit a key is, by the table layout (store/keys.py)."""
+    pk, sk = key["pk"]["S"], key["sk"]["S"]
+    if sk.startswith("DOC#"):
+        return "document"
+    if sk == "#META":
+        return "meta"
+    if pk.startswith("CONV#"):
+        return "conversation"
+    if pk.startswith("RATE#"):
+        return "budget"
+    raise AssertionError(f"unexpected item {pk} {sk}")
+
+
+def cancel_transactions(store: DynamoStore, fail: dict[str, Reason]) -> list[list[str]]:
+    """Answer every TransactWriteItems with DynamoDB's cancellation: `fail[role]` for those items, "None" else.
+
+    Returns the roles of the items of each transaction answered.
+    """
+    answered: list[list[str]] = []
+
+    def cancel(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        ops = json.loads(params["body"])["TransactItems"]
+        roles = [role_of(body.get("Key") or body["Item"]) for op in ops for body in op.values()]
+        answered.append(roles)
+        reasons = [fail.get(role, {"Code": "None"}) for role in roles]
+        codes = ", ".join(r["Code"] for r in reasons)
+        parsed = {
+            "Error": {
+                "Code": "TransactionCanceledException",
+                "Message": f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+            },
+            "CancellationReasons": reasons,
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
+        return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 400, HTTPHeaders(), None), parsed
+
+    store.ddb.meta.events.register("before-call.dynamodb.TransactWriteItems", cancel, unique_id="test-cancel")
+    return answered
+
+
+@pytest.fixture
+def cancelling(store: DynamoStore) -> Iterator[Callable[[dict[str, Reason]], list[list[str]]]]:
+    yield lambda fail: cancel_transactions(store, fail)
+    store.ddb.meta.events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="test-cancel")
+
+
+def conversation_item(*, archived: bool, context_revision: int) -> dict[str, Any]:
+    """The old conversation item DynamoDB returns with a failed condition (ALL_OLD)."""
+    return {
+        "pk": {"S": f"CONV#{uuid7()}"},
+        "sk": {"S": "CONV"},
+        "archived": {"BOOL": archived},
+        "context_revision": {"N": str(context_revision)},
+    }
 
 
 def _doc(anchor: Anchor) -> Document:
     return Document(anchor, "a.md", uuid7(), 0, 1, sha256_hex(b"x"), None, now_iso(), "content/k", "test")
+
+
+def a_create(bump: bool = False, budget: bool = False) -> DocumentChange:
+    anchor = Anchor("conversation", uuid7())
+    return DocumentChange(
+        anchor,
+        "a.md",
+        None,
+        _doc(anchor),
+        ConversationBump(anchor.owner_id) if bump else None,
+        WriteBudget(uuid7(), 5) if budget else None,
+    )
+
+
+def a_delete(bump: bool = False) -> DocumentChange:
+    anchor = Anchor("conversation", uuid7())
+    return DocumentChange(anchor, "a.md", (uuid7(), 0), None, ConversationBump(anchor.owner_id) if bump else None)
+
+
+@pytest.mark.parametrize(
+    ("change", "fail", "code"),
+    [
+        # The document's own condition: the path exists, or is not at the pair the writer read
+        (a_create(), {"document": FAILED}, "stale_object"),
+        (a_delete(), {"document": FAILED}, "stale_object"),
+        # The counter's condition on a create: the scope is full
+        (a_create(), {"meta": FAILED}, "memory_full"),
+        # A path that exists in a full scope is stale rather than full
+        (a_create(), {"document": FAILED, "meta": FAILED}, "stale_object"),
+    ],
+)
+def test_a_cancelled_commit_is_named_by_the_item_that_failed(
+    store: DynamoStore,
+    calls: list[str],
+    cancelling: Callable[[dict[str, Reason]], list[list[str]]],
+    change: DocumentChange,
+    fail: dict[str, Reason],
+    code: str,
+) -> None:
+    # Given DynamoDB cancels the commit's transaction because of the named items
+    answered = cancelling(fail)
+    # When the change is committed, then the refusal is named from the reasons, without another request
+    assert refusal(store, change) == code
+    assert len(answered) == 1 and set(fail) <= set(answered[0])
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("old", "code", "says"),
+    [
+        (None, "not_found", "does not exist"),
+        (conversation_item(archived=True, context_revision=4), "conversation_archived", "archived"),
+        (conversation_item(archived=False, context_revision=4), "stale_object", "context_revision is 4"),
+    ],
+)
+def test_a_failed_conversation_item_is_named_from_its_old_item(
+    store: DynamoStore,
+    cancelling: Callable[[dict[str, Reason]], list[list[str]]],
+    old: dict[str, Any] | None,
+    code: str,
+    says: str,
+) -> None:
+    # Given the conversation item failed (with the old item DynamoDB returned, if there was one), and the
+    # document and counter failed too
+    reason = FAILED | ({"Item": old} if old else {})
+    cancelling({"conversation": reason, "document": FAILED, "meta": FAILED})
+    # Then the conversation names the refusal
+    with pytest.raises(ApiError) as info:
+        store.commit(a_create(bump=True))
+    assert info.value.code == code
+    assert says in info.value.message
+
+
+def test_an_archived_conversation_is_stale_when_the_writer_did_not_refuse_archived(
+    store: DynamoStore, cancelling: Callable[[dict[str, Reason]], list[list[str]]]
+) -> None:
+    cancelling({"conversation": FAILED | {"Item": conversation_item(archived=True, context_revision=2)}})
+    anchor = Anchor("conversation", uuid7())
+    bump = ConversationBump(anchor.owner_id, expected_context_revision=1, refuse_archived=False)
+    assert refusal(store, DocumentChange(anchor, "a.md", None, _doc(anchor), bump)) == "stale_object"
+
+
+def test_a_spent_write_budget_is_named_rate_limited_before_anything_else(
+    store: DynamoStore, cancelling: Callable[[dict[str, Reason]], list[list[str]]]
+) -> None:
+    # Given a create whose document, counter, conversation and budget items all failed their conditions
+    old = conversation_item(archived=True, context_revision=1)
+    cancelling({"document": FAILED, "meta": FAILED, "conversation": FAILED | {"Item": old}, "budget": FAILED})
+    # Then the caller is told to wait, not to re-read
+    with pytest.raises(ApiError) as info:
+        store.commit(a_create(bump=True, budget=True))
+    assert info.value.code == "rate_limited"
+    assert 0 < info.value.details["retry_after_seconds"] <= 60
+    assert "budget of 5 memory writes" in info.value.message
+
+
+@pytest.mark.parametrize("role", ["document", "meta", "conversation", "budget"])
+def test_a_transaction_conflict_is_stale_and_never_blamed_on_the_item(
+    store: DynamoStore, cancelling: Callable[[dict[str, Reason]], list[list[str]]], role: str
+) -> None:
+    # Given real DynamoDB cancels the commit on a concurrent transaction touching one of its items
+    # (moto never does): the writer's view may be outdated, so it must re-read rather than be retried
+    cancelling({role: CONFLICT})
+    # Then it is stale, whichever item it was: not a missing conversation, a full scope or a spent budget
+    with pytest.raises(ApiError) as info:
+        store.commit(a_create(bump=True, budget=True))
+    assert info.value.code == "stale_object"
+    assert "in flight" in info.value.message
+
+
+def test_a_failed_condition_outranks_a_conflict(
+    store: DynamoStore, cancelling: Callable[[dict[str, Reason]], list[list[str]]]
+) -> None:
+    cancelling({"document": CONFLICT, "meta": FAILED})
+    assert refusal(store, a_create()) == "memory_full"
 
 
 # ---- batch reads -------------------------------------------------------------------------------------
@@ -371,8 +520,9 @@ def test_read_contents_fetches_each_missing_key_once(store: DynamoStore, calls: 
 def test_a_content_key_is_write_once(store: DynamoStore) -> None:
     key = f"content/{uuid7()}/{uuid7()}"
     store.put_content(key, "first")
-    with pytest.raises(Exception, match="PreconditionFailed"):
+    with pytest.raises(ApiError) as info:
         store.put_content(key, "second")
+    assert info.value.code == "already_exists"
     CACHE.clear()
     assert store.read_content(key) == "first"
 

@@ -1,33 +1,26 @@
-"""Storage: the DynamoDB + S3 store behind the domain's `Store` port."""
+"""Storage: the DynamoDB + S3 store behind the domain's `Store` port.
+
+The parts change for different reasons: `keys` (the table layout), `items` (rows <-> items), `errors`
+(every botocore error read in one place), `reads`, `directory`, `documents` (with `forklog`) and
+`content`; `DynamoStore` is all of them over one table and one bucket.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from ..settings import settings
-from .dynamo import CACHE, DynamoStore
+from .clients import aws_clients
+from .content import CACHE, Content
+from .directory import DirectoryWrites
+from .documents import Documents
+from .reads import Reads
 
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 
 
-@lru_cache(maxsize=1)
-def aws_clients() -> tuple[Any, Any]:
-    """boto3 clients, created once per container: each costs tens of milliseconds to build."""
-    import boto3
-    from botocore.config import Config
-
-    cfg = Config(
-        region_name=settings().region,
-        connect_timeout=2,
-        read_timeout=10,
-        retries={"mode": "standard", "max_attempts": 3},
-        max_pool_connections=32,
-        tcp_keepalive=True,
-    )
-    session = boto3.session.Session()
-    s3_cfg = cfg.merge(Config(s3={"addressing_style": "path"}))
-    return session.client("dynamodb", config=cfg), session.client("s3", config=s3_cfg)
+class DynamoStore(Reads, DirectoryWrites, Documents, Content):
+    """The production store: one DynamoDB table and one S3 bucket (implements `ports.Store`)."""
 
 
 @lru_cache(maxsize=1)

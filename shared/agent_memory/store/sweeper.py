@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .dynamo import fork_log_partition, fork_log_time
+from .forklog import fork_log_partition, fork_log_time
 
 CONTENT_PREFIX = "content/"
 DEFAULT_GRACE_SECONDS = 15 * 60
@@ -84,8 +84,9 @@ def referenced_keys(ddb: Any, table: str) -> set[str]:
     for page in _pages(
         ddb.scan,
         TableName=table,
-        ProjectionExpression="content_key",
-        FilterExpression="attribute_exists(content_key)",
+        ProjectionExpression="#ck",
+        FilterExpression="attribute_exists(#ck)",
+        ExpressionAttributeNames={"#ck": "content_key"},
         ConsistentRead=True,
     ):
         keys.update(item["content_key"]["S"] for item in page.get("Items", []))
@@ -100,9 +101,10 @@ def fork_logged_keys(ddb: Any, table: str, since: float, until: float) -> set[st
         for page in _pages(
             ddb.query,
             TableName=table,
-            KeyConditionExpression="pk = :pk AND sk >= :since",
+            KeyConditionExpression="#pk = :pk AND #sk >= :since",
+            ExpressionAttributeNames={"#pk": "pk", "#sk": "sk", "#cks": "content_keys"},
             ExpressionAttributeValues={":pk": {"S": fork_log_partition(hour)}, ":since": {"S": fork_log_time(since)}},
-            ProjectionExpression="content_keys",
+            ProjectionExpression="#cks",
             ConsistentRead=True,
         ):
             for item in page.get("Items", []):

@@ -1,0 +1,37 @@
+"""The AWS clients and the resources every part of the store talks to."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from ..settings import settings
+
+
+@lru_cache(maxsize=1)
+def aws_clients() -> tuple[Any, Any]:
+    """boto3 clients, created once per container: each costs tens of milliseconds to build."""
+    import boto3
+    from botocore.config import Config
+
+    cfg = Config(
+        region_name=settings().region,
+        connect_timeout=2,
+        read_timeout=10,
+        retries={"mode": "standard", "max_attempts": 3},
+        max_pool_connections=32,
+        tcp_keepalive=True,
+    )
+    session = boto3.session.Session()
+    s3_cfg = cfg.merge(Config(s3={"addressing_style": "path"}))
+    return session.client("dynamodb", config=cfg), session.client("s3", config=s3_cfg)
+
+
+class Backend:
+    """One DynamoDB table and one S3 bucket, and the clients that reach them: what every store part shares."""
+
+    def __init__(self, ddb: Any, s3: Any, table: str, bucket: str) -> None:
+        self.ddb = ddb
+        self.s3 = s3
+        self.table = table
+        self.bucket = bucket

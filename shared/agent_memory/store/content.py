@@ -1,0 +1,71 @@
+"""Document content in S3: write-once versions, read through a process-wide cache."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from ..errors import ApiError
+from ..lru import Lru
+from .clients import Backend
+from .errors import Refusals, attempt
+
+
+class ContentCache(Lru[str]):
+    """Process-wide LRU of immutable content, bounded in bytes. Safe because keys are never rewritten."""
+
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        # A str may hold up to 4 bytes a character, plus the entry's own overhead.
+        super().__init__(max_bytes, lambda text: len(text) * 4 + 100)
+
+
+CACHE = ContentCache()
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def pool() -> ThreadPoolExecutor:
+    """The container's I/O threads, for requests sent in parallel (created on first use)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="am-io")
+        return _POOL
+
+
+class Content(Backend):
+    """Read and write content versions; a key, once written, always means the same text."""
+
+    def read_content(self, key: str) -> str:
+        cached = CACHE.get(key)
+        if cached is not None:
+            return cached
+        body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        text: str = body.decode("utf-8")
+        CACHE.put(key, text)
+        return text
+
+    def read_contents(self, keys: Iterable[str]) -> dict[str, str]:
+        """Several contents fetched in parallel; cached keys make no request."""
+        unique = list(dict.fromkeys(keys))
+        missing = [k for k in unique if CACHE.get(k) is None]
+        if len(missing) > 1:
+            list(pool().map(self.read_content, missing))
+        return {k: self.read_content(k) for k in unique}
+
+    def put_content(self, key: str, text: str) -> None:
+        """Store a new version; refuses `already_exists` if the key was ever written."""
+        # IfNoneMatch makes the key write-once: a content version can never be overwritten in place.
+        attempt(
+            lambda: self.s3.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=text.encode("utf-8"),
+                ContentType="text/markdown; charset=utf-8",
+                IfNoneMatch="*",
+            ),
+            ["content"],
+            Refusals({"content": lambda _: ApiError("already_exists", "That content version already exists.")}),
+        )
+        CACHE.put(key, text)

@@ -1,0 +1,222 @@
+"""Directory rows: accounts, humans, tokens, workspaces and members, agents, speakers, conversations, executions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ApiError, stale
+from ..model import Account, Agent, Conversation, Execution, Human, Member, Speaker, TokenRow, Workspace
+from . import keys
+from .clients import Backend
+from .errors import Refusals, Step, attempt, transact
+from .items import (
+    Item,
+    account_item,
+    agent_item,
+    attribute,
+    conversation_item,
+    conversation_row,
+    definition_item,
+    definition_row,
+    execution_item,
+    human_item,
+    member_item,
+    speaker_item,
+    token_item,
+    workspace_item,
+    workspace_row,
+)
+
+
+def _exists(what: str = "That record already exists.") -> Refusals:
+    """Creates: whichever item already existed, the record does."""
+    return Refusals(otherwise=lambda: ApiError("already_exists", what))
+
+
+class DirectoryWrites(Backend):
+    """Who is who, and what belongs to whom. Every new row is conditioned on its key being free."""
+
+    def _new(self, item: Item) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": item,
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": "pk"},
+            }
+        }
+
+    def _create(self, role: str, item: Item, refused: Callable[[], ApiError]) -> None:
+        attempt(
+            lambda: self.ddb.put_item(**self._new(item)["Put"]),
+            [role],
+            Refusals({role: lambda _: refused()}),
+        )
+
+    def create_account(self, account: Account, human: Human, token: TokenRow) -> None:
+        steps: list[Step] = [
+            ("account", self._new(account_item(account))),
+            ("human", self._new(human_item(human))),
+            ("token", self._new(token_item(token))),
+        ]
+        transact(self.ddb, steps, _exists())
+
+    def create_human(self, human: Human, token: TokenRow) -> None:
+        steps: list[Step] = [("human", self._new(human_item(human))), ("token", self._new(token_item(token)))]
+        transact(self.ddb, steps, _exists())
+
+    def create_workspace(self, workspace: Workspace, member: Member) -> None:
+        steps: list[Step] = [
+            ("workspace", self._new(workspace_item(workspace))),
+            ("member", self._new(member_item(member))),
+        ]
+        transact(self.ddb, steps, _exists())
+
+    def put_member(self, member: Member) -> None:
+        # A second invitation changes the role: membership is a setting, not an event.
+        attempt(
+            lambda: self.ddb.put_item(TableName=self.table, Item=member_item(member)),
+            ["member"],
+            Refusals(),
+        )
+
+    def create_conversation(self, conversation: Conversation) -> None:
+        self._create(
+            "conversation",
+            conversation_item(conversation),
+            lambda: ApiError("already_exists", "That conversation already exists."),
+        )
+
+    def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
+        """Refuses `already_exists` when a definition of that name exists under the steward."""
+        steps: list[Step] = [("agent", self._new(agent_item(agent)))]
+        if agent.kind == "definition":
+            steps.append(("defname", self._new(definition_item(agent))))
+        if token is not None:
+            steps.append(("token", self._new(token_item(token))))
+        transact(self.ddb, steps, _exists(f"You already steward an agent definition named {agent.name!r}."))
+
+    def find_definition(self, steward_id: str, name: str) -> str | None:
+        """The agent id of a steward's named definition, if any."""
+        resp = self.ddb.get_item(
+            TableName=self.table, Key=keys.wire(keys.definition(steward_id, name)), ConsistentRead=True
+        )
+        return definition_row(resp["Item"]) if "Item" in resp else None
+
+    def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None:
+        # Conditioned on the digest this rotation read: two racing rotations must not both succeed, or
+        # the loser's token would stay valid with no row pointing at it.
+        values: dict[str, Any] = {":new": {"S": new.digest}}
+        if old_digest:
+            values[":old"] = {"S": old_digest}
+        update: dict[str, Any] = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.agent(agent.public_id)),
+            "UpdateExpression": "SET #td = :new",
+            "ConditionExpression": "attribute_exists(#pk) AND #td = :old"
+            if old_digest
+            else "attribute_exists(#pk) AND attribute_not_exists(#td)",
+            "ExpressionAttributeNames": {"#pk": "pk", "#td": "token_digest"},
+            "ExpressionAttributeValues": values,
+        }
+        steps: list[Step] = [("agent", {"Update": update}), ("token", self._new(token_item(new)))]
+        if old_digest:
+            steps.append(("old_token", {"Delete": {"TableName": self.table, "Key": keys.wire(keys.token(old_digest))}}))
+        transact(
+            self.ddb,
+            steps,
+            Refusals(
+                otherwise=lambda: stale(
+                    "The credential was rotated by another request at the same moment; "
+                    "use the token that request returned, or rotate again."
+                )
+            ),
+        )
+
+    def create_speaker(self, speaker: Speaker) -> None:
+        self._create(
+            "speaker", speaker_item(speaker), lambda: ApiError("already_exists", "That speaker already exists.")
+        )
+
+    def create_execution(self, execution: Execution) -> None:
+        """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
+        self._create(
+            "execution",
+            execution_item(execution),
+            lambda: ApiError("already_exists", "That execution already exists."),
+        )
+
+    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> Workspace:
+        resp = attempt(
+            lambda: self.ddb.update_item(
+                TableName=self.table,
+                Key=keys.wire(keys.workspace(workspace_id)),
+                UpdateExpression="SET #tpo = :o",
+                ConditionExpression="attribute_exists(#pk)",
+                ExpressionAttributeNames={"#pk": "pk", "#tpo": "tool_provider_overrides"},
+                ExpressionAttributeValues={":o": attribute(overrides)},
+                ReturnValues="ALL_NEW",
+            ),
+            ["workspace"],
+            Refusals({"workspace": lambda _: ApiError("not_found", "That workspace does not exist.")}),
+        )
+        return workspace_row(resp["Attributes"])
+
+    def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        memory_context: dict[str, Any] | None = None,
+        set_memory_context: bool = False,
+        archive: bool = False,
+        bump: bool = False,
+        expected_context_revision: int | None = None,
+    ) -> Conversation:
+        """Conditionally update a conversation; `bump` moves context_revision in the same request."""
+        sets: list[str] = []
+        names = {"#pk": "pk"}
+        values: dict[str, Any] = {}
+        cond = ["attribute_exists(#pk)"]
+        if set_memory_context:
+            sets += ["#mc = :mc", "#hmc = :hmc"]
+            names |= {"#mc": "memory_context", "#hmc": "has_memory_context"}
+            values[":mc"] = attribute(memory_context)
+            values[":hmc"] = {"BOOL": memory_context is not None}
+        if archive:
+            sets.append("#ar = :t")
+            names["#ar"] = "archived"
+            values[":t"] = {"BOOL": True}
+        if bump:
+            sets.append("#cr = #cr + :one")
+            names["#cr"] = "context_revision"
+            values[":one"] = {"N": "1"}
+        if expected_context_revision is not None:
+            cond.append("#cr = :ecr")
+            names["#cr"] = "context_revision"
+            values[":ecr"] = {"N": str(expected_context_revision)}
+        if not sets:
+            raise ValueError("nothing to update")
+
+        def refused(old: dict[str, Any] | None) -> ApiError:
+            if old is None:
+                return ApiError("not_found", "That conversation does not exist.")
+            return ApiError(
+                "stale_object", "The conversation's context_revision moved since you read it: read it again."
+            )
+
+        resp = attempt(
+            lambda: self.ddb.update_item(
+                TableName=self.table,
+                Key=keys.wire(keys.conversation(conversation_id)),
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression=" AND ".join(cond),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            ),
+            ["conversation"],
+            Refusals({"conversation": refused}),
+        )
+        return conversation_row(resp["Attributes"])

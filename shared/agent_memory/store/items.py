@@ -1,0 +1,393 @@
+"""Rows <-> DynamoDB items: one marshalling path, and one mapper each way per row kind.
+
+Every `*_item` returns the item as DynamoDB's wire format spells it (`{"pk": {"S": ...}, ...}`) and every
+`*_row` reads one back, so no caller marshals by hand. Attributes that are None are left out of an item,
+and an absent attribute reads back as None (or the row's default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from ..model import (
+    Account,
+    Agent,
+    Anchor,
+    Conversation,
+    Document,
+    Execution,
+    FrozenBinding,
+    Human,
+    Member,
+    Speaker,
+    TokenRow,
+    Workspace,
+)
+from . import keys
+
+Item = dict[str, Any]
+
+_ser = TypeSerializer()
+_deser = TypeDeserializer()
+# DynamoDB numbers carry 38 significant digits; past that TypeSerializer refuses, and so must the fast path.
+_INT_BOUND = 10**38
+
+
+def plain(value: Any) -> Any:
+    """A deserialized value with Decimals made int (when whole) or float, as the rows hold them."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def attribute(value: Any) -> dict[str, Any]:
+    """One value in DynamoDB's wire format, exactly as TypeSerializer spells it (None is NULL)."""
+    return marshal({"": value})[""] if value is not None else {"NULL": True}
+
+
+def marshal(item: dict[str, Any]) -> Item:
+    """A plain dict as a DynamoDB item, spelled exactly as TypeSerializer spells it; None values are left out."""
+    # Strings, whole numbers and booleans are nearly every attribute we write: spelling them here skips
+    # TypeSerializer's dispatch and Decimal context (~0.7 us an attribute), which a fork's 64 rows would
+    # pay ten times each. `type() is`, not isinstance: bool is an int, and subclasses take the general path.
+    # The dispatch is inlined because a call per attribute is a quarter of the loop's time.
+    out: Item = {}
+    for k, v in item.items():
+        kind = type(v)
+        if kind is str:
+            out[k] = {"S": v}
+        elif v is None:
+            continue
+        elif kind is int and -_INT_BOUND < v < _INT_BOUND:
+            out[k] = {"N": str(v)}
+        elif kind is bool:
+            out[k] = {"BOOL": v}
+        else:
+            out[k] = _ser.serialize(v)
+    return out
+
+
+def unmarshal(item: Item) -> dict[str, Any]:
+    """A DynamoDB item as a plain dict, read exactly as TypeDeserializer reads it with numbers made plain."""
+    # The same fast path, reading: TypeDeserializer's dispatch and Decimal cost ~3 us an attribute, half of
+    # a listing's own time (tests/bench.py). Only whole numbers in plain digits skip Decimal.
+    out: dict[str, Any] = {}
+    for k, a in item.items():
+        if "S" in a:
+            out[k] = a["S"]
+        elif "N" in a and (n := a["N"]).isascii() and (n.isdigit() or (n[:1] == "-" and n[1:].isdigit())):
+            out[k] = int(n)
+        elif "BOOL" in a:
+            out[k] = a["BOOL"]
+        else:
+            out[k] = plain(_deser.deserialize(a))
+    return out
+
+
+# ---- one mapper each way per row kind --------------------------------------------------------------
+
+
+def token_item(t: TokenRow) -> Item:
+    pk, sk = keys.token(t.digest)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "principal_kind": t.principal_kind,
+            "principal_id": t.principal_id,
+            "account_id": t.account_id,
+        }
+    )
+
+
+def token_row(item: Item) -> TokenRow:
+    it = unmarshal(item)
+    return TokenRow(it["pk"][len(keys.TOKEN) :], it["principal_kind"], it["principal_id"], it["account_id"])
+
+
+def account_item(a: Account) -> Item:
+    pk, sk = keys.account(a.public_id)
+    return marshal({"pk": pk, "sk": sk, "name": a.name, "created_at": a.created_at})
+
+
+def human_item(h: Human) -> Item:
+    pk, sk = keys.human(h.public_id)
+    return marshal({"pk": pk, "sk": sk, "account_id": h.account_id, "name": h.name, "created_at": h.created_at})
+
+
+def human_row(item: Item) -> Human:
+    it = unmarshal(item)
+    return Human(it["pk"][len(keys.HUMAN) :], it["account_id"], it["name"], it["created_at"])
+
+
+def agent_item(a: Agent) -> Item:
+    pk, sk = keys.agent(a.public_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "account_id": a.account_id,
+            "steward_id": a.steward_id,
+            "name": a.name,
+            "kind": a.kind,
+            "memory_context_limit": a.memory_context_limit,
+            # Absent and "no limit" must read back apart from a stored limit, whatever the limit holds.
+            "has_limit": a.memory_context_limit is not None,
+            "created_at": a.created_at,
+            "token_digest": a.token_digest,
+        }
+    )
+
+
+def agent_row(item: Item) -> Agent:
+    it = unmarshal(item)
+    return Agent(
+        public_id=it["pk"][len(keys.AGENT) :],
+        account_id=it["account_id"],
+        steward_id=it["steward_id"],
+        name=it["name"],
+        kind=it["kind"],
+        memory_context_limit=it.get("memory_context_limit") if it.get("has_limit") else None,
+        created_at=it["created_at"],
+        token_digest=it.get("token_digest"),
+    )
+
+
+def definition_item(a: Agent) -> Item:
+    pk, sk = keys.definition(a.steward_id, a.name)
+    return marshal({"pk": pk, "sk": sk, "agent_id": a.public_id})
+
+
+def definition_row(item: Item) -> str:
+    """The agent id a definition-name claim points at."""
+    agent_id: str = unmarshal(item)["agent_id"]
+    return agent_id
+
+
+def speaker_item(s: Speaker) -> Item:
+    pk, sk = keys.speaker(s.public_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "account_id": s.account_id,
+            "agent_id": s.agent_id,
+            "name": s.name,
+            "created_at": s.created_at,
+        }
+    )
+
+
+def speaker_row(item: Item) -> Speaker:
+    it = unmarshal(item)
+    return Speaker(it["pk"][len(keys.SPEAKER) :], it["account_id"], it["agent_id"], it["name"], it["created_at"])
+
+
+def workspace_item(w: Workspace) -> Item:
+    pk, sk = keys.workspace(w.public_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "account_id": w.account_id,
+            "name": w.name,
+            "created_at": w.created_at,
+            "tool_provider_overrides": w.tool_provider_overrides,
+        }
+    )
+
+
+def workspace_row(item: Item) -> Workspace:
+    it = unmarshal(item)
+    return Workspace(
+        public_id=it["pk"][len(keys.WORKSPACE) :],
+        account_id=it["account_id"],
+        name=it["name"],
+        created_at=it["created_at"],
+        tool_provider_overrides=it.get("tool_provider_overrides") or {},
+    )
+
+
+def member_item(m: Member) -> Item:
+    pk, sk = keys.member(m.workspace_id, m.principal_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "principal_kind": m.principal_kind,
+            "principal_id": m.principal_id,
+            "role": m.role,
+            "created_at": m.created_at,
+        }
+    )
+
+
+def member_row(item: Item) -> Member:
+    it = unmarshal(item)
+    return Member(
+        it["pk"][len(keys.WORKSPACE) :], it["principal_kind"], it["principal_id"], it["role"], it["created_at"]
+    )
+
+
+def conversation_item(c: Conversation) -> Item:
+    pk, sk = keys.conversation(c.public_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "workspace_id": c.workspace_id,
+            "account_id": c.account_id,
+            "created_by": c.created_by,
+            "created_at": c.created_at,
+            "context_revision": c.context_revision,
+            "archived": c.archived,
+            "memory_context": c.memory_context,
+            # memory_context may be set to null explicitly; the flag tells that from "never set".
+            "has_memory_context": c.memory_context is not None,
+            "answering_agent_id": c.answering_agent_id,
+            "parent_public_id": c.parent_public_id,
+        }
+    )
+
+
+def conversation_row(item: Item) -> Conversation:
+    it = unmarshal(item)
+    return Conversation(
+        public_id=it["pk"][len(keys.CONVERSATION) :],
+        workspace_id=it["workspace_id"],
+        account_id=it["account_id"],
+        created_by=it["created_by"],
+        created_at=it["created_at"],
+        context_revision=it["context_revision"],
+        archived=it["archived"],
+        memory_context=it.get("memory_context") if it.get("has_memory_context") else None,
+        answering_agent_id=it.get("answering_agent_id"),
+        parent_public_id=it.get("parent_public_id"),
+    )
+
+
+def frozen_item(b: FrozenBinding) -> dict[str, Any]:
+    """An execution's stored root. These keys are the stored schema: rows written before stay readable."""
+    out: dict[str, Any] = {"name": b.name, "scope": b.scope, "access": b.access, "anchor_public_id": b.anchor_public_id}
+    if b.conversation_public_id:
+        out["conversation_public_id"] = b.conversation_public_id
+    if b.agent_public_id:
+        out["agent_public_id"] = b.agent_public_id
+    if b.speaker_public_id:
+        out["speaker_public_id"] = b.speaker_public_id
+    return out
+
+
+def frozen_row(it: dict[str, Any]) -> FrozenBinding:
+    return FrozenBinding(
+        name=it["name"],
+        scope=it["scope"],
+        access=it["access"],
+        anchor_public_id=it["anchor_public_id"],
+        conversation_public_id=it.get("conversation_public_id"),
+        speaker_public_id=it.get("speaker_public_id") if it["scope"] == "speaker" else None,
+        agent_public_id=it.get("agent_public_id"),
+    )
+
+
+def execution_item(e: Execution) -> Item:
+    pk, sk = keys.execution(e.public_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "workspace_id": e.workspace_id,
+            "conversation_id": e.conversation_id,
+            "account_id": e.account_id,
+            "agent_id": e.agent_id,
+            "principal_kind": e.principal_kind,
+            "principal_id": e.principal_id,
+            "speaker_id": e.speaker_id,
+            "bindings": [frozen_item(b) for b in e.bindings],
+            "tools": e.tools,
+            "created_at": e.created_at,
+            "parent_id": e.parent_id,
+        }
+    )
+
+
+def execution_row(item: Item) -> Execution:
+    it = unmarshal(item)
+    return Execution(
+        public_id=it["pk"][len(keys.EXECUTION) :],
+        workspace_id=it["workspace_id"],
+        conversation_id=it["conversation_id"],
+        account_id=it["account_id"],
+        agent_id=it.get("agent_id"),
+        principal_kind=it["principal_kind"],
+        principal_id=it["principal_id"],
+        speaker_id=it.get("speaker_id"),
+        bindings=[frozen_row(b) for b in it.get("bindings") or []],
+        tools=list(it.get("tools") or []),
+        created_at=it["created_at"],
+        parent_id=it.get("parent_id"),
+    )
+
+
+def doc_item(d: Document, anchor: Anchor | None = None) -> Item:
+    """A pointer row, under `anchor` instead of its own when given (a fork's copy)."""
+    pk, sk = keys.document(anchor or d.anchor, d.rest)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "public_id": d.public_id,
+            "lock_version": d.lock_version,
+            "bytesize": d.bytesize,
+            "sha256": d.sha256,
+            "description": d.description,
+            "written_at": d.written_at,
+            "content_key": d.content_key,
+            "author": d.author,
+        }
+    )
+
+
+def doc_row(item: Item, anchor: Anchor | None = None) -> Document:
+    """A pointer row read back; a listing passes the anchor it queried, sparing the parse of the key."""
+    it = unmarshal(item)
+    # Positional: keyword construction costs twice as much, and a listing reads 64 of these.
+    return Document(
+        anchor or Anchor.from_key(it["pk"][len(keys.ANCHOR) :]),
+        it["sk"][len(keys.DOC) :],
+        it["public_id"],
+        it["lock_version"],
+        it["bytesize"],
+        it["sha256"],
+        it.get("description"),
+        it["written_at"],
+        it["content_key"],
+        it.get("author", ""),
+    )
+
+
+def meta_item(anchor: Anchor, doc_count: int) -> Item:
+    pk, sk = keys.meta(anchor)
+    return marshal({"pk": pk, "sk": sk, "doc_count": doc_count})
+
+
+# What `get_many` reads, by `Ref.kind`.
+ROWS: dict[str, Callable[[Item], Any]] = {
+    "token": token_row,
+    "workspace": workspace_row,
+    "member": member_row,
+    "conversation": conversation_row,
+    "agent": agent_row,
+    "speaker": speaker_row,
+    "human": human_row,
+    "document": doc_row,
+    "execution": execution_row,
+}

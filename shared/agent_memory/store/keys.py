@@ -1,0 +1,140 @@
+"""Every key of the single table: the only place an item's pk / sk is spelled.
+
+One table holds every item; the partition key names the thing, the sort key the item within it:
+
+    pk                        sk                 item
+    TOKEN#<sha256>            TOKEN              the principal a bearer token stands for
+    ACCOUNT#<id>              ACCOUNT            name, created_at
+    HUMAN#<id>                HUMAN              account, name
+    AGENT#<id>                AGENT              steward, kind, memory_context_limit, current token digest
+    STEWARD#<human>           DEFNAME#<name>     claims a definition name, unique per steward
+    SPEAKER#<id>              SPEAKER            the agent a speaker belongs to, name
+    WS#<id>                   WS                 settings (tool_provider_overrides)
+    WS#<id>                   MEMBER#<id>        role of a human or agent in the workspace
+    CONV#<id>                 CONV               context_revision, archived, memory_context, answering agent
+    EXEC#<id>                 EXEC               an execution: principal, answerer, subject, frozen bindings, tools
+    ANCHOR#<anchor>           #META              doc_count: the 64-document bound, moved in the same transaction
+    ANCHOR#<anchor>           DOC#<path>         a document pointer row -> immutable S3 content key
+    RATE#<principal>          MIN#<minute>       writes counted this minute (the write budget; expires by TTL)
+    FORKLOG#<utc hour>        <time>#<child>     content keys a fork copied, for the sweeper (expires by TTL)
+
+<anchor> is `Anchor.key`: <scope>#<owner>[#<speaker>]; <minute> is whole minutes since the epoch.
+Content lives in S3 under keys that are never reused, so a read can cache it forever by key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Anchor
+from ..ports import Ref
+
+Key = tuple[str, str]
+
+TOKEN = "TOKEN#"
+ACCOUNT = "ACCOUNT#"
+HUMAN = "HUMAN#"
+AGENT = "AGENT#"
+STEWARD = "STEWARD#"
+SPEAKER = "SPEAKER#"
+WORKSPACE = "WS#"
+CONVERSATION = "CONV#"
+EXECUTION = "EXEC#"
+ANCHOR = "ANCHOR#"
+DOC = "DOC#"
+RATE = "RATE#"
+FORK_LOG = "FORKLOG#"
+
+
+def token(digest: str) -> Key:
+    return f"{TOKEN}{digest}", "TOKEN"
+
+
+def account(account_id: str) -> Key:
+    return f"{ACCOUNT}{account_id}", "ACCOUNT"
+
+
+def human(human_id: str) -> Key:
+    return f"{HUMAN}{human_id}", "HUMAN"
+
+
+def agent(agent_id: str) -> Key:
+    return f"{AGENT}{agent_id}", "AGENT"
+
+
+def definition(steward_id: str, name: str) -> Key:
+    return f"{STEWARD}{steward_id}", f"DEFNAME#{name}"
+
+
+def speaker(speaker_id: str) -> Key:
+    return f"{SPEAKER}{speaker_id}", "SPEAKER"
+
+
+def workspace(workspace_id: str) -> Key:
+    return f"{WORKSPACE}{workspace_id}", "WS"
+
+
+def member(workspace_id: str, principal_id: str) -> Key:
+    return f"{WORKSPACE}{workspace_id}", f"MEMBER#{principal_id}"
+
+
+def conversation(conversation_id: str) -> Key:
+    return f"{CONVERSATION}{conversation_id}", "CONV"
+
+
+def execution(execution_id: str) -> Key:
+    return f"{EXECUTION}{execution_id}", "EXEC"
+
+
+def anchor_pk(anchor: Anchor) -> str:
+    return f"{ANCHOR}{anchor.key}"
+
+
+def meta(anchor: Anchor) -> Key:
+    return anchor_pk(anchor), "#META"
+
+
+def document(anchor: Anchor, rest: str) -> Key:
+    return anchor_pk(anchor), f"{DOC}{rest}"
+
+
+def rate(principal_id: str, minute: int) -> Key:
+    return f"{RATE}{principal_id}", f"MIN#{minute}"
+
+
+def fork_log_pk(hour: str) -> str:
+    return f"{FORK_LOG}{hour}"
+
+
+def fork_log(hour: str, at: str, child_id: str) -> Key:
+    return fork_log_pk(hour), f"{at}#{child_id}"
+
+
+def ref_key(ref: Ref) -> Key:
+    """The key of the row a `Ref` names."""
+    match ref.kind:
+        case "token":
+            return token(ref.a)
+        case "workspace":
+            return workspace(ref.a)
+        case "member":
+            return member(ref.a, ref.b)
+        case "conversation":
+            return conversation(ref.a)
+        case "agent":
+            return agent(ref.a)
+        case "speaker":
+            return speaker(ref.a)
+        case "human":
+            return human(ref.a)
+        case "document":
+            # A Ref carries the anchor already spelled as its key.
+            return f"{ANCHOR}{ref.a}", f"{DOC}{ref.b}"
+        case "execution":
+            return execution(ref.a)
+    raise ValueError(f"unknown ref kind {ref.kind}")
+
+
+def wire(key: Key) -> dict[str, Any]:
+    """A key as DynamoDB's `Key` parameter spells it."""
+    return {"pk": {"S": key[0]}, "sk": {"S": key[1]}}
