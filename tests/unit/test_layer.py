@@ -69,7 +69,7 @@ def test_the_layer_carries_every_server_module_unchanged(layer: Path) -> None:
     shipped = {p.relative_to(layer / "agent_memory").as_posix() for p in (layer / "agent_memory").rglob("*.py")}
     # Then the layer holds exactly the rest, byte for byte.
     assert shipped == expected
-    for rel in ("__init__.py", "resolver.py", "web/glue.py", "web/lambda_entry.py"):
+    for rel in ("__init__.py", "resolver.py", "observability.py", "web/glue.py", "web/lambda_entry.py"):
         assert rel in shipped
     assert {"web/routes.py", "web/tool_lambda.py", "store/dynamo.py", "store/sweeper.py"} <= shipped
     for rel in shipped:

@@ -71,6 +71,8 @@ def start_local(port: int = 3000, root: Path | None = None) -> LocalService:
     os.environ.setdefault("BUCKET_NAME", "agent-memory-content")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    # Every request would print an EMF document to the terminal; CloudWatch is the only reader of those.
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_urlsafe(24)
     os.environ["AGENT_MEMORY_OPERATOR_KEY"] = operator_key
     moto = None

@@ -12,9 +12,9 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
+from .. import observability
 from ..errors import ApiError
 from ..ids import PresentedToken, is_uuid, parse_token
 from ..memory import Condition
@@ -23,11 +23,9 @@ MAX_BODY_BYTES = 512 * 1024
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-@lru_cache(maxsize=1)
-def logger() -> Any:
-    from aws_lambda_powertools import Logger
-
-    return Logger(service="agent-memory")
+def logger() -> observability.Logger:
+    """The container's one Logger (agent_memory.observability), kept here for modules that import it from glue."""
+    return observability.logger()
 
 
 @dataclass(slots=True)
@@ -107,8 +105,11 @@ def error_reply(err: ApiError) -> Reply:
     return Reply(err.status, err.body())
 
 
-def dispatch(route_name: str, fn: Handler, event: dict[str, Any], *, needs_token: bool = True) -> dict[str, Any]:
+def dispatch(
+    route_name: str, fn: Handler, event: dict[str, Any], *, needs_token: bool = True, context: Any = None
+) -> dict[str, Any]:
     """Run one route function on one event; the single place errors become responses."""
+    observability.bind_lambda_context(context)
     started = time.perf_counter()
     code = None
     try:
@@ -124,14 +125,8 @@ def dispatch(route_name: str, fn: Handler, event: dict[str, Any], *, needs_token
         code = "internal_error"
         logger().exception("unhandled error", extra={"route": route_name})
         reply = error_reply(ApiError("internal_error", "Something went wrong on our side; nothing was changed."))
-    logger().info(
-        "request",
-        extra={
-            "route": route_name,
-            "status": reply.status,
-            "error_code": code,
-            "ms": round((time.perf_counter() - started) * 1000, 2),
-        },
+    observability.record_request(
+        route_name, status=reply.status, error_code=code, ms=round((time.perf_counter() - started) * 1000, 2)
     )
     return _response(reply)
 

@@ -15,7 +15,9 @@ def entry(route_name: str) -> LambdaHandler:
     route = BY_NAME[route_name]
 
     def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-        return dispatch(route.name, route.fn, event, needs_token=route.access not in ("operator", "public"))
+        return dispatch(
+            route.name, route.fn, event, needs_token=route.access not in ("operator", "public"), context=context
+        )
 
     handler.__name__ = f"{route_name}_handler"
     return handler
