@@ -61,12 +61,14 @@ Resources:
   SharedLayer:
     Type: AWS::Serverless::LayerVersion
     Properties:
-      Description: The agent_memory package (resolver, domain, storage, HTTP glue) and its requirements.
+      Description: The server side of agent_memory (resolver, domain, storage, HTTP glue) and its requirements.
       ContentUri: shared/
       CompatibleRuntimes: [{RUNTIME}]
       CompatibleArchitectures: [arm64]
+    # shared/Makefile copies the package without what only developers run (client, local gateway, MCP
+    # relay) and pip-installs shared/requirements.txt as arm64 wheels; no Docker needed.
     Metadata:
-      BuildMethod: {RUNTIME}
+      BuildMethod: makefile
       BuildArchitecture: arm64
 
   # One table for everything. Key shapes (pk / sk), spelled in shared/agent_memory/store/keys.py:

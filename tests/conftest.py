@@ -15,6 +15,8 @@ os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
+# No EMF documents on stdout; tests/unit/test_observability.py turns metrics on where it reads them.
+os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
 # The per-caller write budget would throttle a fast test run; tests/http/test_rate_limit.py turns it on.
 os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
 

@@ -71,7 +71,10 @@ def start_local(port: int = 3000, root: Path | None = None) -> LocalService:
     os.environ.setdefault("BUCKET_NAME", "agent-memory-content")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
-    operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_urlsafe(24)
+    # Every request would print an EMF document to the terminal; CloudWatch is the only reader of those.
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    # Hex: a key starting with "-" would read as an option where a command line carries it.
+    operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_hex(24)
     os.environ["AGENT_MEMORY_OPERATOR_KEY"] = operator_key
     moto = None
     if not os.environ.get("AWS_ENDPOINT_URL"):

@@ -179,11 +179,12 @@ def sweep_configured(*, grace_seconds: float, settle_seconds: float, dry_run: bo
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """The scheduled Lambda: one sweep with the deployment's settings, its report logged and returned."""
-    from aws_lambda_powertools import Logger
+    from .. import observability
 
+    observability.bind_lambda_context(context)
     report = sweep_configured(
         grace_seconds=float(os.environ.get("SWEEP_GRACE_SECONDS", DEFAULT_GRACE_SECONDS)),
         settle_seconds=float(os.environ.get("SWEEP_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS)),
     ).as_json()
-    Logger(service="agent-memory").info("sweep", extra={"sweep": report})
+    observability.logger().info("sweep", extra={"sweep": report})
     return report

@@ -11,21 +11,14 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
+from .. import observability
 from ..contract import RouteSpec
 from ..errors import ApiError
 from ..ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
-
-
-@lru_cache(maxsize=1)
-def logger() -> Any:
-    from aws_lambda_powertools import Logger
-
-    return Logger(service="agent-memory")
 
 
 @dataclass(slots=True)
@@ -112,8 +105,9 @@ def error_reply(err: ApiError) -> Reply:
     return Reply(err.status, err.body(), headers)
 
 
-def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any]) -> dict[str, Any]:
+def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Run one route's handler on one event; the single place errors become responses."""
+    observability.bind_lambda_context(context)
     route_name = route.name
     started = time.perf_counter()
     code = None
@@ -128,15 +122,9 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any]) -> dict[str, 
         reply = error_reply(err)
     except Exception:
         code = "internal_error"
-        logger().exception("unhandled error", extra={"route": route_name})
+        observability.logger().exception("unhandled error", extra={"route": route_name})
         reply = error_reply(ApiError("internal_error", "Something went wrong on our side; nothing was changed."))
-    logger().info(
-        "request",
-        extra={
-            "route": route_name,
-            "status": reply.status,
-            "error_code": code,
-            "ms": round((time.perf_counter() - started) * 1000, 2),
-        },
+    observability.record_request(
+        route_name, status=reply.status, error_code=code, ms=round((time.perf_counter() - started) * 1000, 2)
     )
     return _response(reply)

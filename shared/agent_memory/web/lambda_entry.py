@@ -29,7 +29,7 @@ def entry(route_name: str) -> LambdaHandler:
     fn = route_handler(route_name)
 
     def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-        return dispatch(route, fn, event)
+        return dispatch(route, fn, event, context)
 
     handler.__name__ = f"{route_name}_handler"
     return handler

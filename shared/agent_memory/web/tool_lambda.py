@@ -10,10 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .. import views
+from .. import observability, views
 from ..errors import ApiError
 from . import services
-from .glue import logger
 
 
 def invoke(event: object) -> dict[str, Any]:
@@ -30,6 +29,7 @@ def invoke(event: object) -> dict[str, Any]:
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    observability.bind_lambda_context(context)
     started = time.perf_counter()
     code = None
     try:
@@ -40,14 +40,16 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         out = err.body()
     except Exception:
         code = "internal_error"
-        logger().exception("unhandled error", extra={"route": "tool_invoke"})
+        observability.logger().exception("unhandled error", extra={"route": "tool_invoke"})
         out = ApiError("internal_error", "Something went wrong on our side; nothing was changed.").body()
-    logger().info(
+    tool = event.get("tool") if isinstance(event, dict) else None
+    # The route, not the tool, is the metric dimension: `tool` comes from the invoker and may be any string.
+    observability.record_request(
         "tool_invoke",
-        extra={
-            "tool": event.get("tool") if isinstance(event, dict) else None,
-            "error_code": code,
-            "ms": round((time.perf_counter() - started) * 1000, 2),
-        },
+        status=None,
+        error_code=code,
+        ms=round((time.perf_counter() - started) * 1000, 2),
+        message="tool_invoke",
+        tool=tool if isinstance(tool, str) else None,
     )
     return out
