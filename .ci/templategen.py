@@ -175,36 +175,42 @@ def _list(items: list[str], indent: str) -> str:
 
 # One IAM role per access class, shared by its routes. A SAM function with inline Policies gets a role
 # of its own (Function + Role + Permission: three resources a route), and CloudFormation refuses a
-# stack past 500 resources; shared roles make it two a route with the same least privilege per class.
-# Past that, the next step is nested stacks per area (docs/decisions.md).
-ROLE_FOR = {
-    "read": "ReadRouteRole",
-    "write": "WriteRouteRole",
-    "operator": "OperatorRouteRole",
-    "public": "PublicRouteRole",
-}
-ROLE_DOC = {
-    "read": "Routes that only read: the table and the content versions, no writes.",
-    "write": "Routes that change memory or the directory: conditional table writes and new content versions.",
-    "operator": "create_account: table writes and the operator key parameter.",
-    "public": "Static answers (the tool schemas): logging only.",
+# stack past 500 resources; shared roles make it two a route. A class is what a route may do with the
+# table (its access) and with content versions (its `content`), so each route gets only the actions it
+# uses: directory routes touch no S3, reading routes write nothing. Past 450 resources, the next step
+# is nested stacks per area (docs/decisions.md).
+RoleClass = tuple[str, str]
+ROLES: dict[RoleClass, tuple[str, str]] = {
+    ("read", "none"): ("ReadTableRole", "Routes that read the table only."),
+    ("read", "read"): ("ReadContentRole", "Routes that read the table and content versions."),
+    ("write", "none"): ("WriteTableRole", "Routes that change the table only (the directory, deletes, forks)."),
+    ("write", "write"): ("WriteContentRole", "Routes that change the table and store new content versions."),
+    ("operator", "none"): ("OperatorRole", "create_account: table writes and the operator key parameter."),
+    ("public", "none"): ("PublicRole", "Static answers (the tool schemas): logging only."),
 }
 
 
-def _statements(access: str) -> str:
+def role_class(route: Route) -> RoleClass:
+    return route.access, route.content
+
+
+def _statements(cls: RoleClass) -> str:
+    access, content = cls
     if access == "public":
         return ""
     ddb = READ_DDB + (WRITE_DDB if access != "read" else [])
-    s3 = ["s3:GetObject"] + (["s3:PutObject"] if access != "read" else [])
     out = f"""      Policies:
-        - PolicyName: {access}-routes
+        - PolicyName: {access}-{content}
           PolicyDocument:
             Version: "2012-10-17"
             Statement:
               - Effect: Allow
                 Action:{_list(ddb, "                  ")}
                 Resource: !GetAtt MemoryTable.Arn
-              - Effect: Allow
+"""
+    if content != "none":
+        s3 = ["s3:GetObject"] + (["s3:PutObject"] if content == "write" else [])
+        out += f"""              - Effect: Allow
                 Action:{_list(s3, "                  ")}
                 Resource: !Sub "${{ContentBucket.Arn}}/content/*"
 """
@@ -216,10 +222,11 @@ def _statements(access: str) -> str:
     return out
 
 
-def role_block(access: str) -> str:
+def role_block(cls: RoleClass) -> str:
+    name, doc = ROLES[cls]
     return f"""
-  # {ROLE_DOC[access]}
-  {ROLE_FOR[access]}:
+  # {doc}
+  {name}:
     Type: AWS::IAM::Role
     Properties:
       AssumeRolePolicyDocument:
@@ -231,7 +238,7 @@ def role_block(access: str) -> str:
             Action: sts:AssumeRole
       ManagedPolicyArns:
         - !Sub "arn:${{AWS::Partition}}:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
-{_statements(access)}"""
+{_statements(cls)}"""
 
 
 def function_block(route: Route) -> str:
@@ -241,7 +248,7 @@ def function_block(route: Route) -> str:
     Properties:
       Description: {route.method} {route.path}
       CodeUri: functions/{route.name}/
-      Role: !GetAtt {ROLE_FOR[route.access]}.Arn
+      Role: !GetAtt {ROLES[role_class(route)][0]}.Arn
       Events:
         Api:
           Type: HttpApi
@@ -268,6 +275,8 @@ SWEEPER = """
       CodeUri: functions/sweeper/
       Timeout: 900
       MemorySize: 1024
+      # Its own share of the account's concurrency: a flood of API traffic can never starve the sweep.
+      ReservedConcurrentExecutions: 1
       Environment:
         Variables:
           SWEEP_GRACE_SECONDS: "900"
@@ -305,8 +314,9 @@ SWEEPER_APP = (
 
 
 TOOL_INVOKE = f"""
-  # Not a route: the model's tools for an agent runtime in this account, invoked directly with IAM
-  # (lambda:InvokeFunction on this function's ARN). Event {{"execution", "tool", "input"}}.
+  # Not a route: the model's tools for an agent runtime in this account, invoked directly
+  # (lambda:InvokeFunction on this function's ARN). Event {{"execution", "tool", "input"}} plus the
+  # execution's "secret" (returned once at creation) or the principal's "token": IAM vouches for no tenant.
   ToolInvokeFunction:
     Type: AWS::Serverless::Function
     Properties:
@@ -324,7 +334,7 @@ TOOL_INVOKE = f"""
 """
 
 TOOL_INVOKE_APP = (
-    '"""Invoked in-account (IAM): {"execution", "tool", "input"} -> the tool result."""\n\n'
+    '"""Invoked in-account: {"execution", "tool", "input", "secret" | "token"} -> the tool result."""\n\n'
     "from agent_memory.web.tool_lambda import handler\n\n"
     '__all__ = ["handler"]\n'
 )
@@ -381,7 +391,8 @@ def _sample_body(route: Route) -> dict[str, object]:
 
 
 def render() -> dict[Path, str]:
-    roles = "".join(role_block(a) for a in ROLE_FOR)
+    used = {role_class(r) for r in ROUTES}
+    roles = "".join(role_block(c) for c in ROLES if c in used)
     functions = roles + "".join(function_block(r) for r in ROUTES) + SWEEPER + TOOL_INVOKE
     files = {ROOT / "template.yaml": HEADER + functions + FOOTER + TOOL_INVOKE_OUTPUT}
     files[ROOT / "functions" / "sweeper" / "app.py"] = SWEEPER_APP

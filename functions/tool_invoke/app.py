@@ -1,4 +1,4 @@
-"""Invoked in-account (IAM): {"execution", "tool", "input"} -> the tool result."""
+"""Invoked in-account: {"execution", "tool", "input", "secret" | "token"} -> the tool result."""
 
 from agent_memory.web.tool_lambda import handler
 

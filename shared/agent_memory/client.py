@@ -153,6 +153,8 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
 
     class ConversationArchived(MemoryApiError): ...
 
+    class ExecutionExpired(MemoryApiError): ...
+
     class MemoryOverridden(MemoryApiError): ...
 
     class AlreadyExists(MemoryApiError): ...
@@ -359,6 +361,15 @@ class MemoryClient:
         """Another Human in the caller's account: {"human", "token"}."""
         return _dict(self.call("create_human", body={"human": {"name": name}}))
 
+    def rotate_human_credentials(self, human_public_id: str) -> dict[str, Any]:
+        """A new token for a Human (itself, or any of the account's as its first Human): {"human", "token"}.
+        The old token stops working at once."""
+        return _dict(self.call("rotate_human_credentials", {"human_public_id": human_public_id}))
+
+    def revoke_human_credentials(self, human_public_id: str) -> None:
+        """No token of that Human works until its credentials are rotated again."""
+        self.call("revoke_human_credentials", {"human_public_id": human_public_id})
+
     def create_workspace(self, name: str) -> dict[str, Any]:
         return _dict(self.call("create_workspace", body={"workspace": {"name": name}})["workspace"])
 
@@ -483,7 +494,8 @@ class MemoryClient:
             tools=None if tools is None else list(tools),
         )
         out = self.call("create_execution", _conv(workspace, conversation), {"execution": execution})
-        return _dict(out["execution"])
+        # The secret the in-account tool function accepts is shown once, beside the execution.
+        return {**_dict(out["execution"]), "secret": out.get("secret")}
 
     def call_tool(self, execution_public_id: str, tool: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
         """Run one model tool call: {"tool", "is_error", "code", "content", "data"}.

@@ -24,6 +24,8 @@ CONV: Final = f"{WS}/conversations/{{conversation_public_id}}"
 #   operator  X-Operator-Key instead of a token; writes the table; reads the operator key parameter
 #   public    no token and no AWS access (static answers)
 Access = Literal["read", "write", "operator", "public"]
+# What a route does with content versions in S3, and so the S3 actions its IAM role carries.
+Content = Literal["none", "read", "write"]
 # The memory doors: which Context a memory verb opens (rules/access.py holds what each door allows).
 Door = Literal["conversation", "workspace", "profile", "definition"]
 
@@ -38,6 +40,7 @@ class RouteSpec:
     door: Door | None = None
     request: str | None = None
     response: str | None = None
+    content: Content = "none"
 
     @property
     def needs_token(self) -> bool:
@@ -59,8 +62,9 @@ def _r(
     door: Door | None = None,
     request: str | None = None,
     response: str | None = None,
+    content: Content = "none",
 ) -> RouteSpec:
-    return RouteSpec(name, method, path, access, handler, door, request, response)
+    return RouteSpec(name, method, path, access, handler, door, request, response, content)
 
 
 CONV_MEMORY: Final = f"{CONV}/memory"
@@ -72,6 +76,20 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
     # ---- the directory ----
     _r("create_account", "POST", f"{API}/accounts", "operator", "directory:create_account", request="CreateAccount"),
     _r("create_human", "POST", f"{API}/humans", "write", "directory:create_human", request="CreateHuman"),
+    _r(
+        "rotate_human_credentials",
+        "POST",
+        f"{API}/humans/{{human_public_id}}/credentials/rotate",
+        "write",
+        "directory:rotate_human_credentials",
+    ),
+    _r(
+        "revoke_human_credentials",
+        "POST",
+        f"{API}/humans/{{human_public_id}}/credentials/revoke",
+        "write",
+        "directory:revoke_human_credentials",
+    ),
     _r(
         "create_workspace",
         "POST",
@@ -118,6 +136,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         CONV_MEMORY,
         "write",
         "memory:write_memory",
+        content="write",
         door="conversation",
         request="MemoryWrite",
     ),
@@ -127,6 +146,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{CONV_MEMORY}/show",
         "read",
         "memory:show_memory",
+        content="read",
         door="conversation",
         request="MemoryShow",
     ),
@@ -136,6 +156,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{CONV_MEMORY}/grep",
         "read",
         "memory:grep_memory",
+        content="read",
         door="conversation",
         request="MemoryGrep",
     ),
@@ -145,6 +166,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{CONV_MEMORY}/edit",
         "write",
         "memory:edit_memory",
+        content="write",
         door="conversation",
         request="MemoryEdit",
     ),
@@ -164,6 +186,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{CONV}/skills/load",
         "read",
         "conversation:load_skill",
+        content="read",
         request="SkillLoad",
     ),
     _r(
@@ -172,6 +195,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{CONV}/memory_block",
         "read",
         "conversation:memory_block",
+        content="read",
         request="MemoryBlock",
     ),
     # ---- the workspace door ----
@@ -182,6 +206,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         WS_MEMORY,
         "write",
         "memory:write_memory",
+        content="write",
         door="workspace",
         request="MemoryWrite",
     ),
@@ -191,6 +216,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{WS_MEMORY}/show",
         "read",
         "memory:show_memory",
+        content="read",
         door="workspace",
         request="MemoryShow",
     ),
@@ -200,6 +226,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{WS_MEMORY}/grep",
         "read",
         "memory:grep_memory",
+        content="read",
         door="workspace",
         request="MemoryGrep",
     ),
@@ -209,6 +236,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{WS_MEMORY}/edit",
         "write",
         "memory:edit_memory",
+        content="write",
         door="workspace",
         request="MemoryEdit",
     ),
@@ -229,6 +257,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         PROFILE_MEMORY,
         "write",
         "memory:write_memory",
+        content="write",
         door="profile",
         request="MemoryWrite",
     ),
@@ -238,6 +267,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{PROFILE_MEMORY}/show",
         "read",
         "memory:show_memory",
+        content="read",
         door="profile",
         request="MemoryShow",
     ),
@@ -247,6 +277,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{PROFILE_MEMORY}/grep",
         "read",
         "memory:grep_memory",
+        content="read",
         door="profile",
         request="MemoryGrep",
     ),
@@ -256,6 +287,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{PROFILE_MEMORY}/edit",
         "write",
         "memory:edit_memory",
+        content="write",
         door="profile",
         request="MemoryEdit",
     ),
@@ -276,6 +308,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         DEFINITION_MEMORY,
         "write",
         "memory:write_memory",
+        content="write",
         door="definition",
         request="MemoryWrite",
     ),
@@ -285,6 +318,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{DEFINITION_MEMORY}/show",
         "read",
         "memory:show_memory",
+        content="read",
         door="definition",
         request="MemoryShow",
     ),
@@ -294,6 +328,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{DEFINITION_MEMORY}/grep",
         "read",
         "memory:grep_memory",
+        content="read",
         door="definition",
         request="MemoryGrep",
     ),
@@ -303,6 +338,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{DEFINITION_MEMORY}/edit",
         "write",
         "memory:edit_memory",
+        content="write",
         door="definition",
         request="MemoryEdit",
     ),
@@ -330,6 +366,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{API}/executions/{{execution_public_id}}/tools/{{tool_name}}",
         "write",
         "executions:call_tool",
+        content="write",
         request="CallTool",
     ),
     _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas"),

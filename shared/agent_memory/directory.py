@@ -18,7 +18,7 @@ from .errors import ApiError
 from .ids import PresentedToken, mint_token, now_iso, uuid7
 from .model import Account, Agent, Anchor, Conversation, Human, Member, Principal, Speaker, TokenRow, Workspace
 from .ports import Ref, Store
-from .resolver import Resolver
+from .resolver import Resolver, require_token
 from .rules import access
 
 DEFINITION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
@@ -73,18 +73,45 @@ class Directory:
     def create_account(self, account_name: str, human_name: str) -> NewAccount:
         """Only after `require_operator` has accepted the caller's key."""
         now = now_iso()
-        account = Account(uuid7(), account_name, now)
-        human = Human(uuid7(), account.public_id, human_name, now)
-        token, digest = mint_token("human", human.public_id)
+        human_id = uuid7()
+        account = Account(uuid7(), account_name, now, first_human_id=human_id)
+        token, digest = mint_token("human", human_id)
+        human = Human(human_id, account.public_id, human_name, now, token_digest=digest)
         self.store.create_account(account, human, TokenRow(digest, "human", human.public_id, account.public_id))
         return NewAccount(account, human, token)
 
     def create_human(self, presented: PresentedToken | None, name: str) -> NewHuman:
         principal = self.resolver.human(presented)
-        human = Human(uuid7(), principal.account_id, name, now_iso())
-        token, digest = mint_token("human", human.public_id)
+        human_id = uuid7()
+        token, digest = mint_token("human", human_id)
+        human = Human(human_id, principal.account_id, name, now_iso(), token_digest=digest)
         self.store.create_human(human, TokenRow(digest, "human", human.public_id, principal.account_id))
         return NewHuman(human, token)
+
+    def _credentials_of(self, presented: PresentedToken | None, human_id: str) -> tuple[Human, str]:
+        """A Human whose credentials the caller may change (itself, or any of the account's as its first
+        Human), and the digest of the caller's own token, which the change is conditioned on."""
+        caller = require_token(presented)
+        principal = self.resolver.human(caller)
+        got = self.store.get_many([Ref.human(human_id), Ref.account(principal.account_id)])
+        human: Human = access.in_account(principal, got[Ref.human(human_id)], "human")
+        access.may_manage_credentials(principal, human, got[Ref.account(principal.account_id)])
+        return human, caller.digest
+
+    def rotate_human(self, presented: PresentedToken | None, human_id: str) -> NewHuman:
+        """A new token for the Human; the old one stops working at once."""
+        human, caller = self._credentials_of(presented, human_id)
+        token, digest = mint_token("human", human.public_id)
+        self.store.rotate_human_token(
+            human, human.token_digest, TokenRow(digest, "human", human.public_id, human.account_id), caller
+        )
+        human.token_digest = digest
+        return NewHuman(human, token)
+
+    def revoke_human(self, presented: PresentedToken | None, human_id: str) -> None:
+        """No token of the Human works until its credentials are rotated again."""
+        human, caller = self._credentials_of(presented, human_id)
+        self.store.revoke_human_token(human, human.token_digest, caller)
 
     # ---- workspaces -----------------------------------------------------------------------------
 
@@ -214,6 +241,8 @@ class Directory:
         need = [Ref.member(ws.public_id, principal.public_id)]
         need += [Ref.conversation(b.conversation_public_id) for b in bindings if b.conversation_public_id]
         need += [Ref.speaker(b.speaker_public_id) for b in bindings if b.speaker_public_id]
+        if conv.answering_agent_id and any(b.speaker_public_id for b in bindings):
+            need.append(Ref.agent(conv.answering_agent_id))
         missing = [r for r in need if r not in got]
         if missing:
             got.update(self.store.get_many(missing))

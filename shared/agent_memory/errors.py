@@ -21,6 +21,7 @@ CATALOGUE: dict[str, int] = {
     "memory_not_found": 404,
     "stale_object": 409,
     "conversation_archived": 409,
+    "execution_expired": 409,
     "memory_overridden": 409,
     "already_exists": 409,
     "memory_path_invalid": 422,

@@ -7,19 +7,32 @@ bindings, whatever happens to the conversation's configuration afterwards.
 
 from __future__ import annotations
 
+import math
+import secrets
+import time
+from dataclasses import dataclass
+
 from .context import Context
 from .contract import TOOL_NAMES
-from .ids import PresentedToken, now_iso, uuid7
-from .model import Execution
+from .ids import PresentedToken, now_iso, token_digest, uuid7
+from .model import DEFAULT_EXECUTION_TTL_SECONDS, Execution
 from .ports import Store
 from .resolver import Resolver
 from .rules import access
 
 
+@dataclass(frozen=True, slots=True)
+class NewExecution:
+    execution: Execution
+    # Shown once: the in-account tool function accepts it in place of the principal's token.
+    secret: str
+
+
 class ExecutionService:
-    def __init__(self, store: Store, resolver: Resolver) -> None:
+    def __init__(self, store: Store, resolver: Resolver, ttl_seconds: int = DEFAULT_EXECUTION_TTL_SECONDS) -> None:
         self.store = store
         self.resolver = resolver
+        self.ttl_seconds = ttl_seconds
 
     def create(
         self,
@@ -31,7 +44,7 @@ class ExecutionService:
         parent_id: str | None = None,
         delegate_id: str | None = None,
         tools: list[str] | None = None,
-    ) -> Execution:
+    ) -> NewExecution:
         """`tools` None offers every tool; [] none (a direct reply)."""
         start = self.resolver.new_execution(
             presented,
@@ -44,6 +57,7 @@ class ExecutionService:
         ctx: Context = start.context
         if ctx.workspace is None or ctx.conversation is None:  # new_execution always loads both
             raise access.not_found("conversation")
+        secret = secrets.token_urlsafe(32)
         ex = Execution(
             public_id=uuid7(),
             workspace_id=ctx.workspace.public_id,
@@ -58,6 +72,9 @@ class ExecutionService:
             tools=list(TOOL_NAMES) if tools is None else tools,
             created_at=now_iso(),
             parent_id=start.parent.public_id if start.parent else None,
+            # Rounded up: an execution lives at least its whole lifetime.
+            expires_at=math.ceil(time.time()) + self.ttl_seconds,
+            secret_digest=token_digest(secret),
         )
         self.store.create_execution(ex)
-        return ex
+        return NewExecution(ex, secret)

@@ -106,7 +106,15 @@ class MemoryService:
         budget = None
         if self.writes_per_minute is not None:
             budget = WriteBudget(ctx.principal.public_id, self.writes_per_minute)
-        return DocumentChange(src.anchored, mp.rest, expected, new, self._bump(ctx, expected_context_revision), budget)
+        return DocumentChange(
+            src.anchored,
+            mp.rest,
+            expected,
+            new,
+            self._bump(ctx, expected_context_revision),
+            budget,
+            self._alias_bump(ctx, src),
+        )
 
     # ---- reads ----------------------------------------------------------------------------------
 
@@ -176,6 +184,15 @@ class MemoryService:
         return ConversationBump(
             ctx.conversation.public_id, expected_context_revision, refuse_archived=rules.refuses_archived
         )
+
+    def _alias_bump(self, ctx: Context, src: Source) -> ConversationBump | None:
+        rules = DOORS[ctx.door]
+        alias = src.binding.conversation_public_id
+        if not rules.bumps_revision or alias is None or ctx.conversation is None:
+            return None
+        if alias == ctx.conversation.public_id:
+            return None  # an alias of the host itself: the host's own bump covers it
+        return ConversationBump(alias, None, refuse_archived=rules.refuses_archived)
 
     def _new_version(
         self,

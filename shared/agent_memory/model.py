@@ -11,6 +11,8 @@ Role = Literal["member", "viewer"]
 MAX_DOCUMENTS_PER_ANCHOR = 64
 MAX_DOCUMENT_BYTES = 64 * 1024
 MAX_DESCRIPTION_BYTES = 1024
+# How long an execution's tools answer after it starts, unless the deployment says otherwise.
+DEFAULT_EXECUTION_TTL_SECONDS = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,8 @@ class Account:
     public_id: str
     name: str
     created_at: str
+    # The Human created with the account: it may rotate and revoke any Human's credentials here.
+    first_human_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -61,6 +65,8 @@ class Human:
     account_id: str
     name: str
     created_at: str
+    # The digest of the Human's current token (None once revoked): rotations are conditional on it.
+    token_digest: str | None = None
 
 
 @dataclass(slots=True)
@@ -155,6 +161,10 @@ class Execution:
     tools: list[str]
     created_at: str
     parent_id: str | None = None
+    # Epoch seconds past which its tools refuse (execution_expired); the table's TTL removes the row later.
+    expires_at: int = 0
+    # SHA-256 of the secret handed out once at creation: what the in-account tool function accepts.
+    secret_digest: str | None = None
 
 
 @dataclass(slots=True)
@@ -198,6 +208,9 @@ class DocumentChange:
     new: Document | None
     bump: ConversationBump | None = None
     budget: WriteBudget | None = None
+    # A change through a root aliasing another conversation moves that conversation too (its next reply
+    # changes as well), and is refused in the same commit if it was archived meanwhile.
+    alias: ConversationBump | None = None
 
 
 # ---- what the verbs answer (views.py turns these into the wire JSON) ----------------------------------

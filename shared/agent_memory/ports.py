@@ -58,6 +58,10 @@ class Ref:
         return Ref("human", human_id)
 
     @staticmethod
+    def account(account_id: str) -> Ref:
+        return Ref("account", account_id)
+
+    @staticmethod
     def execution(execution_id: str) -> Ref:
         return Ref("execution", execution_id)
 
@@ -87,6 +91,15 @@ class Store(Protocol):
         ...
 
     def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None: ...
+    def rotate_human_token(self, human: Human, old_digest: str | None, new: TokenRow, caller_digest: str) -> None:
+        """Replace the Human's token if it still holds `old_digest` and the caller's token still stands,
+        else `stale_object`."""
+        ...
+
+    def revoke_human_token(self, human: Human, old_digest: str | None, caller_digest: str) -> None:
+        """Retire the Human's token (no token of theirs works until a rotation)."""
+        ...
+
     def create_speaker(self, speaker: Speaker) -> None: ...
     def create_execution(self, execution: Execution) -> None:
         """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""

@@ -12,6 +12,7 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from .bindings import Binding, apply_limit, configured_bindings
 from .context import Context, Source
 from .contract import Door
 from .errors import ApiError
-from .ids import PresentedToken, digests_equal
+from .ids import PresentedToken, digests_equal, token_digest
 from .lru import Lru
 from .model import (
     Agent,
@@ -364,6 +365,7 @@ class Resolver:
             parent = got[Ref.execution(parent_id)]
             if parent is None or parent.account_id != principal.account_id or parent.workspace_id != ws.public_id:
                 raise access.not_found("parent execution")
+            access.unexpired(parent, time.time())
             if speaker_id:
                 raise ApiError(
                     "parameter_invalid",
@@ -397,6 +399,10 @@ class Resolver:
         elif speaker_id:
             subject = access.execution_subject(principal, conv, got[Ref.speaker(speaker_id)])
         agent: Agent | None = got.get(Ref.agent(agent_id)) if agent_id else None
+        if speaker_id:
+            # A subject the caller names is a choice to reach that pair's notes; an inherited one is the
+            # parent's, and resolves as unavailable below where the caller does not own the pair.
+            access.may_run_for(principal, agent, subject)
         bindings = apply_limit(configured, agent.memory_context_limit) if agent is not None else configured
         ctx.sources = access.conversation_sources(
             principal, ws, host.member, conv, agent, subject, bindings, got, host.standing
@@ -408,14 +414,15 @@ class Resolver:
         execution_id: str,
         presented: PresentedToken | None,
         *,
-        trusted: bool = False,
+        secret: str | None = None,
         paths: tuple[MemoryPath, ...] = (),
     ) -> tuple[Execution, Context]:
         """Open an accepted execution for a tool call, from its frozen bindings.
 
-        Over HTTP the bearer must be the execution's principal. `trusted` is the in-account Lambda path,
-        where IAM already vouched for the caller and the row names the principal. Either way the
-        principal's standing is read again now: freezing the configuration never freezes authority.
+        The caller proves itself with the principal's bearer token (HTTP, or the in-account function), or
+        with the execution's own secret, handed out once when it began (the in-account function: a
+        runtime holding only the execution). IAM alone vouches for no tenant. Either way the principal's
+        standing is read again now: freezing the configuration never freezes authority.
         """
         # The row never changes once written, so a warm function keeps it and the call costs one round
         # trip: the token and the principal's current standing are still read every time.
@@ -423,7 +430,7 @@ class Resolver:
         eref = Ref.execution(execution_id)
         refs = [eref] if ex is None else _execution_refs(ex, paths)
         tref = None
-        if not trusted:
+        if secret is None:
             presented = require_token(presented)
             tref = Ref.token(presented.digest)
             refs.append(tref)
@@ -434,8 +441,11 @@ class Resolver:
             caller = authenticate(presented, got[tref])
             if ex is not None and (caller.kind, caller.public_id) != (ex.principal_kind, ex.principal_id):
                 ex = None
+        if ex is not None and secret is not None and not digests_equal(ex.secret_digest or "", token_digest(secret)):
+            raise _unauthenticated()
         if ex is None:
             raise access.not_found("execution")
+        access.unexpired(ex, time.time())
         if eref in got:
             _EXECUTIONS.put(ex.public_id, ex)
             got.update(self.store.get_many(_execution_refs(ex, paths)))

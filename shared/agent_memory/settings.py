@@ -7,6 +7,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
+from .model import DEFAULT_EXECUTION_TTL_SECONDS
+
 
 class Settings(BaseModel):
     table_name: str = Field(min_length=1)
@@ -17,6 +19,8 @@ class Settings(BaseModel):
     operator_key_parameter: str | None = None
     # Each caller's memory writes per minute (the seed's ordinary caller budget); None turns it off.
     writes_per_minute: int | None = Field(default=600, ge=1)
+    # How long an execution's tools answer after it starts.
+    execution_ttl_seconds: int = Field(default=DEFAULT_EXECUTION_TTL_SECONDS, ge=1)
 
 
 @lru_cache(maxsize=1)
@@ -28,6 +32,9 @@ def settings() -> Settings:
         operator_key=os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or None,
         operator_key_parameter=os.environ.get("OPERATOR_KEY_PARAMETER") or None,
         writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_WRITES_PER_MINUTE")),
+        execution_ttl_seconds=int(
+            os.environ.get("AGENT_MEMORY_EXECUTION_TTL_SECONDS") or DEFAULT_EXECUTION_TTL_SECONDS
+        ),
     )
 
 

@@ -286,7 +286,7 @@ class ToolRunner:
         raw_input: object,
         presented: PresentedToken | None,
         *,
-        trusted: bool = False,
+        secret: str | None = None,
     ) -> ToolResult:
         """Run one tool call. Refusals of the call itself raise; the model's own mistakes come back as results."""
         tool = TOOLS.get(tool_name)
@@ -303,7 +303,7 @@ class ToolRunner:
             parsed = parse(tool.model, raw_input, "input")
         except ApiError as err:
             invalid = err
-        execution, ctx = self.resolver.execution(execution_id, presented, trusted=trusted, paths=_paths_of(parsed))
+        execution, ctx = self.resolver.execution(execution_id, presented, secret=secret, paths=_paths_of(parsed))
         if tool.name not in execution.tools:
             return tool_refusal(
                 tool.name, ApiError("not_authorized", f"This execution was started without the {tool.name} tool.")

@@ -6,6 +6,7 @@ what is persisted (an execution's stored bindings have their own mapping in the 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from .block import Block, Entry
@@ -135,6 +136,7 @@ def execution(ex: Execution) -> Json:
         "bindings": [binding(b) for b in ex.bindings],
         "tools": ex.tools,
         "created_at": ex.created_at,
+        "expires_at": datetime.fromtimestamp(ex.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
     }
 
 

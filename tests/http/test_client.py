@@ -90,6 +90,8 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     # When every public method and every door's six verbs are called once
     client.create_account("a", "b")
     client.create_human("h")
+    client.rotate_human_credentials(CONV)
+    client.revoke_human_credentials(CONV)
     client.create_workspace("w")
     client.update_workspace(WS, tool_provider_overrides={})
     client.add_member(WS, human_public_id=CONV)

@@ -19,6 +19,7 @@ EXECUTION_KEYS = {
     "bindings",
     "tools",
     "created_at",
+    "expires_at",
 }
 
 
@@ -75,12 +76,14 @@ def test_without_a_subject_the_speaker_root_stays_out(run: Run) -> None:
 
 def test_a_member_may_start_one_without_reaching_the_agents_own_rows(run: Run) -> None:
     # When Bob, a member who does not steward the agent, starts an execution
-    ex = run.execution(run.bob, speaker_public_id=run.visitor)
+    ex = run.execution(run.bob)
     # Then it is his, and the agent's private roots are not among its bindings
     assert ex["principal"] == {"kind": "human", "public_id": run.bob.public_id}
     assert ex["agent_public_id"] == run.alpha.public_id
     assert list(run.roots(ex)) == ["conversation", "workspace"]
     assert run.refused(ex, "memory_read", path="agent/notes.md") == "memory_scope_unavailable"
+    # And he may not start one about a speaker: that would reach the (agent, speaker) pair's notes
+    assert code(run.start(run.bob, speaker_public_id=run.visitor)) == (403, "not_authorized")
     # While the steward's own execution reaches them
     assert list(run.roots(run.execution(run.ada, speaker_public_id=run.visitor))) == [
         "conversation",

@@ -397,24 +397,44 @@ def test_refusals_of_the_call_itself_are_http_errors(run: Run) -> None:
 # ---- the in-account Lambda -------------------------------------------------------------------------------------
 
 
-def test_the_lambda_runs_a_tool_with_the_executions_principal_and_no_token(run: Run) -> None:
+def test_the_lambda_runs_a_tool_with_the_executions_secret(run: Run) -> None:
     handler = lambda_handler()
     ex = run.execution(speaker_public_id=run.visitor)
     start = run.revision()
-    # When a runtime invokes the function with the direct event
+    # When a runtime invokes the function with the direct event and the execution's secret
     out = handler(
-        {"execution": ex["public_id"], "tool": "memory_write", "input": create("speaker/prefs.md", "likes tea")}, None
+        {
+            "execution": ex["public_id"],
+            "tool": "memory_write",
+            "input": create("speaker/prefs.md", "likes tea"),
+            "secret": ex["secret"],
+        },
+        None,
     )
     # Then it gets the same result as over HTTP, and the write bumped the revision
     assert set(out) == {"tool", "is_error", "code", "content", "data"}
     assert (out["tool"], out["is_error"], out["code"]) == ("memory_write", False, None)
     assert run.revision() == start + 1
-    read = handler({"execution": ex["public_id"], "tool": "memory_read", "input": {"path": "speaker/prefs.md"}}, None)
+    read = handler(
+        {
+            "execution": ex["public_id"],
+            "tool": "memory_read",
+            "input": {"path": "speaker/prefs.md"},
+            "secret": ex["secret"],
+        },
+        None,
+    )
     assert read["data"]["content"] == "likes tea"
     assert read == run.ok(ex, "memory_read", path="speaker/prefs.md")
     # The model's mistakes are results; a stale write bumps nothing
     stale = handler(
-        {"execution": ex["public_id"], "tool": "memory_write", "input": create("speaker/prefs.md", "again")}, None
+        {
+            "execution": ex["public_id"],
+            "tool": "memory_write",
+            "input": create("speaker/prefs.md", "again"),
+            "token": run.alpha.token,
+        },
+        None,
     )
     assert (stale["is_error"], stale["code"]) == (True, "stale_object")
     assert run.revision() == start + 1
@@ -426,9 +446,19 @@ def test_the_lambda_runs_a_tool_with_the_executions_principal_and_no_token(run: 
         ({"tool": "memory_ls", "input": {}}, "parameter_missing"),
         ({"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_ls"}, "parameter_missing"),
         ({"execution": 5, "tool": "memory_ls", "input": {}}, "parameter_invalid"),
-        ({"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_ls", "input": []}, "parameter_invalid"),
-        ({"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_ls", "input": {}}, "not_found"),
-        ({"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_grep", "input": {}}, "not_found"),
+        (
+            {"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_ls", "input": [], "secret": "s"},
+            "parameter_invalid",
+        ),
+        ({"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_ls", "input": {}}, "not_authenticated"),
+        (
+            {"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_ls", "input": {}, "secret": "s"},
+            "not_found",
+        ),
+        (
+            {"execution": "01990000-0000-7000-8000-0000000000ff", "tool": "memory_grep", "input": {}, "secret": "s"},
+            "not_found",
+        ),
     ],
 )
 def test_the_lambda_refuses_a_malformed_event_with_the_error_body(
@@ -439,9 +469,44 @@ def test_the_lambda_refuses_a_malformed_event_with_the_error_body(
     assert out["error"]["code"] == expected
 
 
+def test_the_lambda_needs_the_executions_own_secret_or_its_principals_token(run: Run) -> None:
+    # Given two executions, one of another account
+    ex = run.execution()
+    other = run.api.account("o", "olga")
+    ws = run.api.workspace(other)
+    foreign = run.api.post(
+        f"/workspaces/{ws}/conversations/{run.api.conversation(other, ws)}/executions", other, {"execution": {}}
+    ).json()
+    event = {"execution": ex["public_id"], "tool": "memory_ls", "input": {}}
+    # When the function is invoked with no proof, a wrong secret, another execution's secret or token
+    refused = [
+        lambda_handler()({**event, **proof}, None)
+        for proof in (
+            {},
+            {"secret": "not-the-secret"},
+            {"secret": foreign["secret"]},
+            {"token": other.token},
+            {"token": run.ada.token},
+        )
+    ]
+    # Then nothing runs: IAM alone vouches for no tenant
+    assert [r["error"]["code"] for r in refused] == [
+        "not_authenticated",
+        "not_authenticated",
+        "not_authenticated",
+        "not_found",
+        "not_found",
+    ]
+    # And the execution's own secret, or its principal's token, runs the tool
+    assert lambda_handler()({**event, "secret": ex["secret"]}, None)["is_error"] is False
+    assert lambda_handler()({**event, "token": run.alpha.token}, None)["is_error"] is False
+
+
 def test_the_lambda_honours_the_executions_tools(run: Run) -> None:
     ex = run.execution(tools=[])
-    out = lambda_handler()({"execution": ex["public_id"], "tool": "memory_ls", "input": {}}, None)
+    out = lambda_handler()(
+        {"execution": ex["public_id"], "tool": "memory_ls", "input": {}, "secret": ex["secret"]}, None
+    )
     assert (out["is_error"], out["code"]) == (True, "not_authorized")
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ..bindings import Binding
 from ..context import Context, ContextDoor, Source
 from ..errors import ApiError
-from ..model import Agent, Anchor, Conversation, Member, Principal, Speaker, Workspace
+from ..model import Account, Agent, Anchor, Conversation, Execution, Human, Member, Principal, Speaker, Workspace
 from ..paths import MemoryPath, check_skill_path
 from ..ports import Ref
 
@@ -134,6 +134,15 @@ def require_steward(principal: Principal, agent: Agent) -> None:
         raise ApiError("not_authorized", "Only the agent's steward can do this.")
 
 
+def may_manage_credentials(principal: Principal, human: Human, account: Account | None) -> None:
+    """A Human's credentials are its own, and its account's first Human's to rotate or revoke."""
+    first = account.first_human_id if account is not None else None
+    if principal.kind != "human" or principal.public_id not in (human.public_id, first):
+        raise ApiError(
+            "not_authorized", "Only the Human itself, or the account's first Human, can change a Human's credentials."
+        )
+
+
 def may_add_speaker(principal: Principal, agent: Agent) -> None:
     if principal.public_id not in (agent.steward_id, agent.public_id):
         raise ApiError("not_authorized", "Only the agent itself or its steward can add its speakers.")
@@ -205,6 +214,14 @@ def check_configured(
             if speaker is None or speaker.account_id != principal.account_id:
                 raise ApiError(
                     "memory_scope_unavailable", f"Binding {b.name!r}: no speaker with that id exists in this account."
+                )
+            # The root reaches the (answering agent, speaker) pair's notes: binding it is reading them, so
+            # only those who may read that pair's rows may bind it.
+            answerer = rows.get(Ref.agent(conv.answering_agent_id)) if conv.answering_agent_id else None
+            if not owns_agent(principal, answerer):
+                raise ApiError(
+                    "not_authorized",
+                    f"Binding {b.name!r}: only the answering agent or its steward may bind a speaker's notes.",
                 )
 
 
@@ -335,6 +352,26 @@ def execution_subject(principal: Principal, conv: Conversation, subject: Speaker
             "speaker_public_id must name an existing Speaker controlled by the conversation's answering agent.",
         )
     return subject
+
+
+def may_run_for(principal: Principal, agent: Agent | None, subject: Speaker | None) -> None:
+    """A run about a person reads and writes the (agent, person) pair's notes: as binding them does, it
+    needs the answering agent itself or its steward."""
+    if subject is not None and not owns_agent(principal, agent):
+        raise ApiError(
+            "not_authorized",
+            "Only the answering agent or its steward may start an execution about a speaker: it reaches "
+            "that pair's notes.",
+        )
+
+
+def unexpired(ex: Execution, now: float) -> None:
+    """An execution's tools answer for its lifetime only; a child cannot outlive a finished parent."""
+    if ex.expires_at <= now:
+        raise ApiError(
+            "execution_expired",
+            "This execution has expired: its tools no longer answer. Start a new execution for this conversation.",
+        )
 
 
 def still_standing(standing: Standing | None) -> Standing:

@@ -105,31 +105,64 @@ class DirectoryWrites(Backend):
         return definition_row(resp["Item"]) if "Item" in resp else None
 
     def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None:
-        # Conditioned on the digest this rotation read: two racing rotations must not both succeed, or
-        # the loser's token would stay valid with no row pointing at it.
-        values: dict[str, Any] = {":new": {"S": new.digest}}
+        self._swap_token(keys.agent(agent.public_id), old_digest, new)
+
+    def rotate_human_token(self, human: Human, old_digest: str | None, new: TokenRow, caller_digest: str) -> None:
+        self._swap_token(keys.human(human.public_id), old_digest, new, caller_digest)
+
+    def revoke_human_token(self, human: Human, old_digest: str | None, caller_digest: str) -> None:
+        self._swap_token(keys.human(human.public_id), old_digest, None, caller_digest)
+
+    def _swap_token(
+        self, principal: keys.Key, old_digest: str | None, new: TokenRow | None, caller_digest: str | None = None
+    ) -> None:
+        """Point a principal at a new token (or none) and retire the old one, in one transaction.
+
+        Conditioned on the digest the caller read: two racing rotations must not both succeed, or the
+        loser's token would stay valid with no row pointing at it; the loser mints nothing.
+        """
+        names = {"#pk": "pk", "#td": "token_digest"}
+        values: dict[str, Any] = {}
         if old_digest:
             values[":old"] = {"S": old_digest}
         update: dict[str, Any] = {
             "TableName": self.table,
-            "Key": keys.wire(keys.agent(agent.public_id)),
-            "UpdateExpression": "SET #td = :new",
+            "Key": keys.wire(principal),
+            "UpdateExpression": "REMOVE #td",
             "ConditionExpression": "attribute_exists(#pk) AND #td = :old"
             if old_digest
             else "attribute_exists(#pk) AND attribute_not_exists(#td)",
-            "ExpressionAttributeNames": {"#pk": "pk", "#td": "token_digest"},
-            "ExpressionAttributeValues": values,
+            "ExpressionAttributeNames": names,
         }
-        steps: list[Step] = [("agent", {"Update": update}), ("token", self._new(token_item(new)))]
-        if old_digest:
+        steps: list[Step] = [("principal", {"Update": update})]
+        if new is not None:
+            update["UpdateExpression"] = "SET #td = :new"
+            values[":new"] = {"S": new.digest}
+            steps.append(("token", self._new(token_item(new))))
+        if values:
+            update["ExpressionAttributeValues"] = values
+        if old_digest and old_digest != caller_digest:
             steps.append(("old_token", {"Delete": {"TableName": self.table, "Key": keys.wire(keys.token(old_digest))}}))
+        if caller_digest:
+            # The caller's own token must still stand when this commits: a rotation that retired it
+            # meanwhile (a Human racing itself) wins, and this one mints nothing.
+            check: dict[str, Any] = {
+                "TableName": self.table,
+                "Key": keys.wire(keys.token(caller_digest)),
+                "ConditionExpression": "attribute_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": "pk"},
+            }
+            if old_digest == caller_digest:
+                steps.append(("caller", {"Delete": check}))
+            else:
+                steps.append(("caller", {"ConditionCheck": check}))
         transact(
             self.ddb,
             steps,
             Refusals(
                 otherwise=lambda: stale(
-                    "The credential was rotated by another request at the same moment; "
-                    "use the token that request returned, or rotate again."
+                    "The credential was changed by another request at the same moment; "
+                    "use the token that request returned, or try again."
                 )
             ),
         )
@@ -180,9 +213,13 @@ class DirectoryWrites(Backend):
         cond = ["attribute_exists(#pk)"]
         if set_memory_context:
             sets += ["#mc = :mc", "#hmc = :hmc"]
-            names |= {"#mc": "memory_context", "#hmc": "has_memory_context"}
+            names |= {"#mc": "memory_context", "#hmc": "has_memory_context", "#ar": "archived"}
             values[":mc"] = attribute(memory_context)
             values[":hmc"] = {"BOOL": memory_context is not None}
+            # An archive landing between the caller's read and this write must win: configuration of an
+            # archived conversation is read-only.
+            cond.append("#ar = :f")
+            values[":f"] = {"BOOL": False}
         if archive:
             sets.append("#ar = :t")
             names["#ar"] = "archived"
@@ -201,6 +238,10 @@ class DirectoryWrites(Backend):
         def refused(old: dict[str, Any] | None) -> ApiError:
             if old is None:
                 return ApiError("not_found", "That conversation does not exist.")
+            if set_memory_context and old.get("archived"):
+                return ApiError(
+                    "conversation_archived", "The conversation is archived: its configuration is read-only."
+                )
             return ApiError(
                 "stale_object", "The conversation's context_revision moved since you read it: read it again."
             )

@@ -71,6 +71,8 @@ class Documents(Backend):
             steps.append(("meta", self._meta_op(change.anchor, -1)))
         if change.bump is not None:
             steps.append(("conversation", self._bump_op(change.bump)))
+        if change.alias is not None:
+            steps.append(("alias", self._bump_op(change.alias)))
         if change.budget is not None:
             steps.append(("budget", self._budget_op(change.budget)))
         refusals = _commit_refusals(change, creates)
@@ -203,6 +205,17 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
             )
 
         by_role["conversation"] = conversation_refused
+    alias = change.alias
+    if alias is not None:
+
+        def alias_refused(old: dict[str, Any] | None) -> ApiError:
+            if old is None:
+                return ApiError("memory_scope_unavailable", "The conversation behind that root no longer exists.")
+            return ApiError(
+                "conversation_archived", "The conversation behind that root is archived: its memory is read-only."
+            )
+
+        by_role["alias"] = alias_refused
     by_role["document"] = lambda _: stale()
     if creates:
         # The counter's condition only fails a create: the anchor already holds the most it may.

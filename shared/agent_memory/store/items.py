@@ -8,12 +8,14 @@ and an absent attribute reads back as None (or the row's default).
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ..model import (
+    DEFAULT_EXECUTION_TTL_SECONDS,
     Account,
     Agent,
     Anchor,
@@ -115,17 +117,31 @@ def token_row(item: Item) -> TokenRow:
 
 def account_item(a: Account) -> Item:
     pk, sk = keys.account(a.public_id)
-    return marshal({"pk": pk, "sk": sk, "name": a.name, "created_at": a.created_at})
+    return marshal({"pk": pk, "sk": sk, "name": a.name, "created_at": a.created_at, "first_human_id": a.first_human_id})
+
+
+def account_row(item: Item) -> Account:
+    it = unmarshal(item)
+    return Account(it["pk"][len(keys.ACCOUNT) :], it["name"], it["created_at"], it.get("first_human_id"))
 
 
 def human_item(h: Human) -> Item:
     pk, sk = keys.human(h.public_id)
-    return marshal({"pk": pk, "sk": sk, "account_id": h.account_id, "name": h.name, "created_at": h.created_at})
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "account_id": h.account_id,
+            "name": h.name,
+            "created_at": h.created_at,
+            "token_digest": h.token_digest,
+        }
+    )
 
 
 def human_row(item: Item) -> Human:
     it = unmarshal(item)
-    return Human(it["pk"][len(keys.HUMAN) :], it["account_id"], it["name"], it["created_at"])
+    return Human(it["pk"][len(keys.HUMAN) :], it["account_id"], it["name"], it["created_at"], it.get("token_digest"))
 
 
 def agent_item(a: Agent) -> Item:
@@ -315,6 +331,8 @@ def execution_item(e: Execution) -> Item:
             "tools": e.tools,
             "created_at": e.created_at,
             "parent_id": e.parent_id,
+            "expires_at": e.expires_at,
+            "secret_digest": e.secret_digest,
         }
     )
 
@@ -334,7 +352,14 @@ def execution_row(item: Item) -> Execution:
         tools=list(it.get("tools") or []),
         created_at=it["created_at"],
         parent_id=it.get("parent_id"),
+        # A row from before executions expired lives a default lifetime from its creation.
+        expires_at=it.get("expires_at") or _epoch(it["created_at"]) + DEFAULT_EXECUTION_TTL_SECONDS,
+        secret_digest=it.get("secret_digest"),
     )
+
+
+def _epoch(iso: str) -> int:
+    return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
 
 
 def doc_item(d: Document, anchor: Anchor | None = None) -> Item:
@@ -388,6 +413,7 @@ ROWS: dict[str, Callable[[Item], Any]] = {
     "agent": agent_row,
     "speaker": speaker_row,
     "human": human_row,
+    "account": account_row,
     "document": doc_row,
     "execution": execution_row,
 }

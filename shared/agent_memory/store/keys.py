@@ -127,6 +127,8 @@ def ref_key(ref: Ref) -> Key:
             return speaker(ref.a)
         case "human":
             return human(ref.a)
+        case "account":
+            return account(ref.a)
         case "document":
             # A Ref carries the anchor already spelled as its key.
             return f"{ANCHOR}{ref.a}", f"{DOC}{ref.b}"

@@ -32,6 +32,9 @@ class Request:
     body: dict[str, Any]
     token: PresentedToken | None
     request_id: str = ""
+    # Why the body could not be read as a JSON object, kept until the caller is authenticated.
+    body_error: ApiError | None = None
+    source_ip: str = ""
 
 
 @dataclass(slots=True)
@@ -76,6 +79,13 @@ def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
 def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     ctx = event.get("requestContext") or {}
+    # A body that is not JSON is refused only after the caller is known: see handlers.body().
+    body: dict[str, Any] = {}
+    body_error: ApiError | None = None
+    try:
+        body = _parse_body(event)
+    except ApiError as err:
+        body_error = err
     return Request(
         route=route,
         method=(ctx.get("http") or {}).get("method", "GET"),
@@ -83,9 +93,11 @@ def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
         params=dict(event.get("pathParameters") or {}),
         query=dict(event.get("queryStringParameters") or {}),
         headers=headers,
-        body=_parse_body(event),
+        body=body,
         token=_bearer(headers),
         request_id=ctx.get("requestId", ""),
+        body_error=body_error,
+        source_ip=(ctx.get("http") or {}).get("sourceIp", ""),
     )
 
 

@@ -63,7 +63,7 @@ def executions() -> ExecutionService:
     from ..executions import ExecutionService
 
     r = resolver()
-    return ExecutionService(r.store, r)
+    return ExecutionService(r.store, r, settings().execution_ttl_seconds)
 
 
 @lru_cache(maxsize=1)

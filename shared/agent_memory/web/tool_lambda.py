@@ -1,8 +1,11 @@
-"""The in-account tool door: a Lambda an agent runtime invokes directly, with IAM instead of a bearer token.
+"""The in-account tool door: a Lambda an agent runtime invokes directly, without HTTP.
 
-Event: {"execution": "<uuid>", "tool": "<name>", "input": {...}}. The answer is the same dict the HTTP
-tool route returns; a refusal of the call itself (unknown execution or tool, malformed event) is the
-HTTP error body {"error": {"code", "message"}} without a status, since there is no HTTP here.
+Event: {"execution": "<uuid>", "tool": "<name>", "input": {...}} plus the caller's proof: "secret" (the
+execution's own, returned once when it was created) or "token" (the principal's bearer token). IAM lets
+a runtime invoke the function at all; it vouches for no tenant, so every call proves which execution it
+may drive. The answer is the same dict the HTTP tool route returns; a refusal of the call itself
+(unknown or expired execution, bad proof, malformed event) is the HTTP error body
+{"error": {"code", "message"}} without a status, since there is no HTTP here.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from .. import observability, views
 from ..errors import ApiError
+from ..ids import parse_token
 from . import services
 
 
@@ -24,8 +28,14 @@ def invoke(event: object) -> dict[str, Any]:
     execution, tool, raw = event["execution"], event["tool"], event["input"]
     if not isinstance(execution, str) or not isinstance(tool, str):
         raise ApiError("parameter_invalid", "execution and tool must be strings.")
-    # IAM authorised the invoker; the execution row names the principal whose standing is checked.
-    return views.tool_result(services.tools().call(execution, tool, raw, None, trusted=True))
+    secret, token = event.get("secret"), event.get("token")
+    presented = parse_token(token) if isinstance(token, str) else None
+    if not (isinstance(secret, str) and secret) and presented is None:
+        raise ApiError(
+            "not_authenticated", "Send the execution's secret (as 'secret') or the principal's token (as 'token')."
+        )
+    proof = secret if isinstance(secret, str) and secret else None
+    return views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:

@@ -3,27 +3,27 @@
 from __future__ import annotations
 
 from ... import views
-from ...inputs.base import parse
 from ...inputs.memory import MemoryBlock, MemoryBlockFields, Selector, SkillLoad
 from .. import services
 from ..glue import Reply, Request
+from . import parsed
 
 
 def list_skills(req: Request) -> Reply:
-    selector = parse(Selector, {"speaker_public_id": req.query.get("skill[speaker_public_id]")}, "skill")
+    selector = parsed(req, Selector, {"speaker_public_id": req.query.get("skill[speaker_public_id]")}, "skill")
     ctx = services.resolver().door("conversation", req.token, req.params, speaker_selector=selector.speaker_public_id)
     return Reply(200, {"skills": [views.skill(s) for s in services.skills().catalog(ctx)]})
 
 
 def load_skill(req: Request) -> Reply:
-    s = parse(SkillLoad, req.body).skill
+    s = parsed(req, SkillLoad).skill
     ctx = services.resolver().door("conversation", req.token, req.params, speaker_selector=s.speaker_public_id)
     return Reply(200, {"skill": views.skill(services.skills().load(ctx, s.name))})
 
 
 def memory_block(req: Request) -> Reply:
     # Every field has a default, so an empty body asks for the default block.
-    b = parse(MemoryBlock, req.body).memory_block if req.body else MemoryBlockFields()
+    b = parsed(req, MemoryBlock).memory_block if req.body or req.body_error else MemoryBlockFields()
     ctx = services.resolver().door("conversation", req.token, req.params, speaker_selector=b.speaker_public_id)
     block = services.block().assemble(ctx, b.budget_bytes, b.expected_context_revision)
     return Reply(200, {"memory_block": views.block(block)})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ... import views
 from ...directory import ConversationState, require_operator
-from ...inputs.base import parse
 from ...inputs.directory import (
     AddMember,
     CreateAccount,
@@ -19,6 +18,7 @@ from ...inputs.directory import (
 from .. import services
 from ..glue import Reply, Request
 from ..secrets import operator_key
+from . import parsed
 
 
 def _conversation(status: int, state: ConversationState) -> Reply:
@@ -29,26 +29,36 @@ def create_account(req: Request) -> Reply:
     presented = req.headers.get("x-operator-key")
     # The key is checked before the body is read: without it, nothing about the request matters.
     require_operator(operator_key() if presented else None, presented)
-    body = parse(CreateAccount, req.body)
+    body = parsed(req, CreateAccount)
     out = services.directory().create_account(body.account.name, body.human.name)
     return Reply(201, {"account": views.account(out.account), "human": views.human(out.human), "token": out.token})
 
 
 def create_human(req: Request) -> Reply:
-    body = parse(CreateHuman, req.body)
+    body = parsed(req, CreateHuman)
     out = services.directory().create_human(req.token, body.human.name)
     return Reply(201, {"human": views.human(out.human), "token": out.token})
 
 
+def rotate_human_credentials(req: Request) -> Reply:
+    out = services.directory().rotate_human(req.token, req.params["human_public_id"])
+    return Reply(201, {"human": views.human(out.human), "token": out.token})
+
+
+def revoke_human_credentials(req: Request) -> Reply:
+    services.directory().revoke_human(req.token, req.params["human_public_id"])
+    return Reply(204)
+
+
 def create_workspace(req: Request) -> Reply:
-    body = parse(CreateWorkspace, req.body)
+    body = parsed(req, CreateWorkspace)
     return Reply(
         201, {"workspace": views.workspace(services.directory().create_workspace(req.token, body.workspace.name))}
     )
 
 
 def update_workspace(req: Request) -> Reply:
-    body = parse(UpdateWorkspace, req.body)
+    body = parsed(req, UpdateWorkspace)
     ws = services.directory().set_overrides(
         req.token, req.params["workspace_public_id"], body.workspace.tool_provider_overrides
     )
@@ -56,7 +66,7 @@ def update_workspace(req: Request) -> Reply:
 
 
 def add_member(req: Request) -> Reply:
-    m = parse(AddMember, req.body).member
+    m = parsed(req, AddMember).member
     member = services.directory().add_member(
         req.token, req.params["workspace_public_id"], m.human_public_id, m.agent_public_id, m.role or "member"
     )
@@ -64,7 +74,7 @@ def add_member(req: Request) -> Reply:
 
 
 def create_conversation(req: Request) -> Reply:
-    c = parse(CreateConversation, req.body).conversation
+    c = parsed(req, CreateConversation).conversation
     state = services.directory().create_conversation(
         req.token,
         req.params["workspace_public_id"],
@@ -97,7 +107,7 @@ def fork_conversation(req: Request) -> Reply:
 
 
 def replace_memory_context(req: Request) -> Reply:
-    body = parse(ReplaceMemoryContext, req.body)
+    body = parsed(req, ReplaceMemoryContext)
     p = req.params
     state = services.directory().replace_memory_context(
         req.token, p["workspace_public_id"], p["conversation_public_id"], body.memory_context
@@ -106,7 +116,7 @@ def replace_memory_context(req: Request) -> Reply:
 
 
 def create_agent(req: Request) -> Reply:
-    a = parse(CreateAgent, req.body).agent
+    a = parsed(req, CreateAgent).agent
     out = services.directory().create_agent(req.token, a.name, a.kind or "program", a.memory_context_limit)
     body: dict[str, object] = {"agent": views.agent(out.agent)}
     if out.token:
@@ -119,7 +129,7 @@ def rotate_agent_credentials(req: Request) -> Reply:
 
 
 def create_speaker(req: Request) -> Reply:
-    s = parse(CreateSpeaker, req.body).speaker
+    s = parsed(req, CreateSpeaker).speaker
     return Reply(
         201, {"speaker": views.speaker(services.directory().create_speaker(req.token, s.name, s.agent_public_id))}
     )

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from ... import views
-from ...inputs.base import parse
 from ...inputs.executions import CallTool, CreateExecution
 from .. import services
 from ..glue import Reply, Request
+from . import parsed
 
 
 def create_execution(req: Request) -> Reply:
-    e = parse(CreateExecution, req.body).execution
+    e = parsed(req, CreateExecution).execution
     p = req.params
-    ex = services.executions().create(
+    new = services.executions().create(
         req.token,
         p["workspace_public_id"],
         p["conversation_public_id"],
@@ -21,11 +21,11 @@ def create_execution(req: Request) -> Reply:
         delegate_id=e.delegate_to_agent_public_id,
         tools=e.tools,
     )
-    return Reply(201, {"execution": views.execution(ex)})
+    return Reply(201, {"execution": views.execution(new.execution), "secret": new.secret})
 
 
 def call_tool(req: Request) -> Reply:
-    body = parse(CallTool, req.body)
+    body = parsed(req, CallTool)
     p = req.params
     result = services.tools().call(p["execution_public_id"], p["tool_name"], body.input, req.token)
     return Reply(200, views.tool_result(result))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from ... import views
 from ...context import Context
 from ...contract import Door
-from ...inputs.base import parse
 from ...inputs.memory import MemoryDelete, MemoryEdit, MemoryGrep, MemoryShow, MemoryWrite, Selector
 from ...paths import MemoryPath
 from .. import services
 from ..glue import Reply, Request
+from . import parsed
 
 
 def _door(req: Request) -> Door:
@@ -26,20 +26,20 @@ def _open(req: Request, paths: tuple[MemoryPath, ...], speaker: str | None, *, w
 
 
 def list_memory(req: Request) -> Reply:
-    selector = parse(Selector, {"speaker_public_id": req.query.get("memory[speaker_public_id]")}, "memory")
+    selector = parsed(req, Selector, {"speaker_public_id": req.query.get("memory[speaker_public_id]")}, "memory")
     ctx = _open(req, (), selector.speaker_public_id, write=False)
     return Reply(200, {"memory": views.listing(services.memory().listing(ctx))})
 
 
 def show_memory(req: Request) -> Reply:
-    m = parse(MemoryShow, req.body).memory
+    m = parsed(req, MemoryShow).memory
     # Paths are parsed before any I/O, so the document rides in the resolver's first batch.
     ctx = _open(req, (m.path,), m.speaker_public_id, write=False)
     return Reply(200, {"memory": views.document(services.memory().show(ctx, m.path))})
 
 
 def write_memory(req: Request) -> Reply:
-    m = parse(MemoryWrite, req.body).memory
+    m = parsed(req, MemoryWrite).memory
     ctx = _open(req, (), m.speaker_public_id, write=True)
     written = services.memory().write(
         ctx,
@@ -54,7 +54,7 @@ def write_memory(req: Request) -> Reply:
 
 
 def edit_memory(req: Request) -> Reply:
-    m = parse(MemoryEdit, req.body).memory
+    m = parsed(req, MemoryEdit).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True)
     edited = services.memory().edit(
         ctx, m.path, m.old_text, m.new_text, m.expected, expected_context_revision=m.expected_context_revision
@@ -63,13 +63,13 @@ def edit_memory(req: Request) -> Reply:
 
 
 def grep_memory(req: Request) -> Reply:
-    m = parse(MemoryGrep, req.body).memory
+    m = parsed(req, MemoryGrep).memory
     ctx = _open(req, (), m.speaker_public_id, write=False)
     return Reply(200, views.grep(services.memory().grep(ctx, m.pattern, m.path, m.ignore_case, m.limit)))
 
 
 def delete_memory(req: Request) -> Reply:
-    m = parse(MemoryDelete, req.body).memory
+    m = parsed(req, MemoryDelete).memory
     ctx = _open(req, (), m.speaker_public_id, write=True)
     services.memory().delete(ctx, m.path, m.expected, expected_context_revision=m.expected_context_revision)
     return Reply(204)
