@@ -19,6 +19,8 @@ os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
 os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
 # The per-caller write budget would throttle a fast test run; tests/http/test_rate_limit.py turns it on.
 os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
+os.environ["AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"] = "off"
+os.environ["AGENT_MEMORY_ORIGIN_WRITES_PER_MINUTE"] = "off"
 
 from agent_memory.local.runtime import LocalService, start_local
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .bindings import parse_bindings
+from .budget import Budgets
 from .context import Context
 from .errors import ApiError
 from .ids import PresentedToken, mint_token, now_iso, uuid7
@@ -64,9 +65,16 @@ def require_operator(operator_key: str | None, presented: str | None) -> None:
 
 
 class Directory:
-    def __init__(self, store: Store, resolver: Resolver) -> None:
+    def __init__(self, store: Store, resolver: Resolver, budgets: Budgets | None = None) -> None:
         self.store = store
         self.resolver = resolver
+        self.budgets = budgets or Budgets()
+
+    def _spend(self, principal: Principal) -> None:
+        # Directory changes are rare, so their metering is one request of its own just before the change.
+        budget = self.budgets.of(principal)
+        if budget is not None:
+            self.store.spend(budget)
 
     # ---- accounts and humans --------------------------------------------------------------------
 
@@ -85,6 +93,7 @@ class Directory:
         human_id = uuid7()
         token, digest = mint_token("human", human_id)
         human = Human(human_id, principal.account_id, name, now_iso(), token_digest=digest)
+        self._spend(principal)
         self.store.create_human(human, TokenRow(digest, "human", human.public_id, principal.account_id))
         return NewHuman(human, token)
 
@@ -96,6 +105,7 @@ class Directory:
         got = self.store.get_many([Ref.human(human_id), Ref.account(principal.account_id)])
         human: Human = access.in_account(principal, got[Ref.human(human_id)], "human")
         access.may_manage_credentials(principal, human, got[Ref.account(principal.account_id)])
+        self._spend(principal)
         return human, caller.digest
 
     def rotate_human(self, presented: PresentedToken | None, human_id: str) -> NewHuman:
@@ -119,6 +129,7 @@ class Directory:
         principal = self.resolver.principal(presented)
         now = now_iso()
         ws = Workspace(uuid7(), principal.account_id, name, now)
+        self._spend(principal)
         self.store.create_workspace(ws, Member(ws.public_id, principal.kind, principal.public_id, "member", now))
         return ws
 
@@ -133,11 +144,12 @@ class Directory:
         principal, ws, got = self.resolver.writable_workspace(presented, ws_id, [target])
         row = access.in_account(principal, got[target], "human" if human_id else "agent")
         member = Member(ws.public_id, "human" if human_id else "agent", row.public_id, role, now_iso())  # type: ignore[arg-type]
+        self._spend(principal)
         self.store.put_member(member)
         return member
 
     def set_overrides(self, presented: PresentedToken | None, ws_id: str, overrides: dict[str, Any]) -> Workspace:
-        _, ws, _ = self.resolver.writable_workspace(presented, ws_id)
+        principal, ws, _ = self.resolver.writable_workspace(presented, ws_id)
         merged = dict(ws.tool_provider_overrides)
         for key, value in overrides.items():
             if value is None:
@@ -148,6 +160,7 @@ class Directory:
                 raise ApiError(
                     "parameter_invalid", f"tool_provider_overrides[{key!r}] must be a provider name or null."
                 )
+        self._spend(principal)
         return self.store.update_workspace_overrides(ws.public_id, merged)
 
     # ---- conversations --------------------------------------------------------------------------
@@ -169,6 +182,7 @@ class Directory:
         )
         if has_memory_context and memory_context is not None:
             conv.memory_context = self._checked_context(principal, ws, got, conv, memory_context)
+        self._spend(principal)
         self.store.create_conversation(conv)
         return self.show_conversation(presented, ws_id, conv.public_id)
 
@@ -180,6 +194,7 @@ class Directory:
         if state.conversation.archived:
             return state
         # Archiving changes no memory, so it bumps nothing.
+        self._spend(state.context.principal)
         return ConversationState(self.store.update_conversation(conv_id, archive=True), state.context)
 
     def fork(self, presented: PresentedToken | None, ws_id: str, conv_id: str) -> ConversationState:
@@ -205,6 +220,7 @@ class Directory:
             answering_agent_id=parent.answering_agent_id,
             parent_public_id=parent.public_id,
         )
+        self._spend(parent_state.context.principal)
         self.store.fork_conversation(child, documents)
         # Same workspace, same answerer, same caller: the child resolves from the rows already loaded.
         return _state(self.resolver.child_context(parent_state.context, child))
@@ -224,6 +240,7 @@ class Directory:
             if ws is None:  # a conversation's Context always carries its workspace
                 raise access.not_found("workspace")
             value = self._checked_context(ctx.principal, ws, dict(ctx.loaded), conv, memory_context)
+        self._spend(ctx.principal)
         self.store.update_conversation(
             conv_id,
             memory_context=value,
@@ -270,6 +287,7 @@ class Directory:
             token, digest = mint_token("agent", agent.public_id)
             agent.token_digest = digest
             row = TokenRow(digest, "agent", agent.public_id, principal.account_id)
+        self._spend(principal)
         self.store.create_agent(agent, row)
         return NewAgent(agent, token)
 
@@ -279,6 +297,7 @@ class Directory:
         if agent.kind != "program":
             raise ApiError("parameter_invalid", "Only a paired program has a credential to rotate.")
         token, digest = mint_token("agent", agent.public_id)
+        self._spend(principal)
         self.store.rotate_agent_token(
             agent, agent.token_digest, TokenRow(digest, "agent", agent.public_id, agent.account_id)
         )
@@ -288,5 +307,6 @@ class Directory:
         principal, agent = self.resolver.account_row(presented, Ref.agent(agent_id), "agent")
         access.may_add_speaker(principal, agent)
         speaker = Speaker(uuid7(), principal.account_id, agent.public_id, name, now_iso())
+        self._spend(principal)
         self.store.create_speaker(speaker)
         return speaker

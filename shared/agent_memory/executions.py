@@ -12,6 +12,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
+from .budget import Budgets
 from .context import Context
 from .contract import TOOL_NAMES
 from .ids import PresentedToken, now_iso, token_digest, uuid7
@@ -29,9 +30,16 @@ class NewExecution:
 
 
 class ExecutionService:
-    def __init__(self, store: Store, resolver: Resolver, ttl_seconds: int = DEFAULT_EXECUTION_TTL_SECONDS) -> None:
+    def __init__(
+        self,
+        store: Store,
+        resolver: Resolver,
+        budgets: Budgets | None = None,
+        ttl_seconds: int = DEFAULT_EXECUTION_TTL_SECONDS,
+    ) -> None:
         self.store = store
         self.resolver = resolver
+        self.budgets = budgets or Budgets()
         self.ttl_seconds = ttl_seconds
 
     def create(
@@ -76,5 +84,8 @@ class ExecutionService:
             expires_at=math.ceil(time.time()) + self.ttl_seconds,
             secret_digest=token_digest(secret),
         )
+        budget = self.budgets.of(ctx.principal)
+        if budget is not None:
+            self.store.spend(budget)
         self.store.create_execution(ex)
         return NewExecution(ex, secret)

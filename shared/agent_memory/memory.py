@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import regex
 
+from .budget import Budgets
 from .context import Context, Source
 from .errors import ApiError, stale
 from .ids import now_iso, sha256_hex, uuid7
@@ -20,7 +21,6 @@ from .model import (
     GrepMatch,
     GrepResult,
     Located,
-    WriteBudget,
 )
 from .paths import MemoryPath, prefix_matches
 from .rules.access import DOORS, check_context_revision, may_change, refuse_override
@@ -91,8 +91,8 @@ def _check_description(mp: MemoryPath, description: object, *, given: bool) -> s
 class MemoryService:
     """The six verbs over a resolved context."""
 
-    def __init__(self, writes_per_minute: int | None = None) -> None:
-        self.writes_per_minute = writes_per_minute
+    def __init__(self, budgets: Budgets | None = None) -> None:
+        self.budgets = budgets or Budgets()
 
     def _change(
         self,
@@ -103,9 +103,7 @@ class MemoryService:
         new: Document | None,
         expected_context_revision: int | None,
     ) -> DocumentChange:
-        budget = None
-        if self.writes_per_minute is not None:
-            budget = WriteBudget(ctx.principal.public_id, self.writes_per_minute)
+        budget = self.budgets.of(ctx.principal)
         return DocumentChange(
             src.anchored,
             mp.rest,

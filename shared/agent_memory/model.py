@@ -191,11 +191,20 @@ class ConversationBump:
 
 
 @dataclass(frozen=True, slots=True)
-class WriteBudget:
-    """A caller's writes per minute, counted in the same commit as the write it lets through."""
+class Meter:
+    """One count of writes per minute: a principal's, its account's, or a source address's."""
 
-    principal_id: str
+    subject: Literal["principal", "account", "origin"]
+    key: str
     per_minute: int
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBudget:
+    """The meters one mutation spends from, each counted in the same request as the write it lets through
+    (or, for a directory change, in one request just before it)."""
+
+    meters: tuple[Meter, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from .model import (
     Speaker,
     TokenRow,
     Workspace,
+    WriteBudget,
 )
 
 
@@ -74,6 +75,11 @@ class Store(Protocol):
     # --- batch reads: everything a request needs, in as few round trips as the keys allow ---
     def get_many(self, refs: list[Ref]) -> dict[Ref, Any]:
         """Every ref maps to its row object, or None when absent. Strongly consistent."""
+        ...
+
+    # --- write budgets ---
+    def spend(self, budget: WriteBudget) -> None:
+        """Count one mutation against each meter, or refuse `rate_limited` and count nothing."""
         ...
 
     # --- directory ---

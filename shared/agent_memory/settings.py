@@ -19,6 +19,9 @@ class Settings(BaseModel):
     operator_key_parameter: str | None = None
     # Each caller's memory writes per minute (the seed's ordinary caller budget); None turns it off.
     writes_per_minute: int | None = Field(default=600, ge=1)
+    # The account's and the source address's writes per minute (budget.py); None turns each off.
+    account_writes_per_minute: int | None = Field(default=6000, ge=1)
+    origin_writes_per_minute: int | None = Field(default=6000, ge=1)
     # How long an execution's tools answer after it starts.
     execution_ttl_seconds: int = Field(default=DEFAULT_EXECUTION_TTL_SECONDS, ge=1)
 
@@ -32,15 +35,17 @@ def settings() -> Settings:
         operator_key=os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or None,
         operator_key_parameter=os.environ.get("OPERATOR_KEY_PARAMETER") or None,
         writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_WRITES_PER_MINUTE")),
+        account_writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"), 6000),
+        origin_writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_ORIGIN_WRITES_PER_MINUTE"), 6000),
         execution_ttl_seconds=int(
             os.environ.get("AGENT_MEMORY_EXECUTION_TTL_SECONDS") or DEFAULT_EXECUTION_TTL_SECONDS
         ),
     )
 
 
-def _budget(raw: str | None) -> int | None:
+def _budget(raw: str | None, default: int = 600) -> int | None:
     if raw is None or raw == "":
-        return 600
+        return default
     if raw.lower() in ("0", "off", "none"):
         return None
     return int(raw)

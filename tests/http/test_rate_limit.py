@@ -31,12 +31,12 @@ def budget(api: Api) -> Iterator[Api]:
 
 def test_a_caller_past_its_write_budget_is_rate_limited_and_nothing_changes(budget: Api) -> None:
     api = budget
-    # Given a caller that has spent its budget on accepted writes
+    # Given a caller that has spent its budget on accepted changes (the workspace and conversation count)
     ada = api.account()
     ws = api.workspace(ada)
     conv = api.conversation(ada, ws)
     base = conv_base(ws, conv)
-    for i in range(BUDGET):
+    for i in range(BUDGET - 2):
         assert api.write(ada, base, f"conversation/{i}.md", "x").status_code == 201
     revision = api.show_conversation(ada, ws, conv)["context_revision"]
     # When it writes once more, through either door
@@ -63,8 +63,58 @@ def test_the_budget_is_each_callers_own(budget: Api) -> None:
     bob = api.human(ada)
     ws = api.workspace(ada)
     api.member(ada, ws, bob)
+    # (creating bob, the workspace and his membership spent three of Ada's writes)
+    os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = str(BUDGET + 3)
+    settings.cache_clear()
+    reset_services()
     for i in range(BUDGET):
         assert api.write(ada, ws_base(ws), f"workspace/a{i}.md", "x").status_code == 201
     assert code(api.write(ada, ws_base(ws), "workspace/a-late.md", "x")) == (429, "rate_limited")
     # Then another caller still writes
     assert api.write(bob, ws_base(ws), "workspace/b.md", "x").status_code == 201
+
+
+def test_every_mutation_spends_the_callers_budget(budget: Api) -> None:
+    api = budget
+    # Given a caller that has spent its budget on directory changes and a write
+    ada = api.account()
+    ws = api.workspace(ada)
+    conv = api.conversation(ada, ws)
+    assert api.write(ada, conv_base(ws, conv), "conversation/a.md", "x").status_code == 201
+    # Then every other kind of change is refused too, and refused changes leave nothing behind
+    fork = api.post(f"/workspaces/{ws}/conversations/{conv}/fork", ada)
+    assert code(fork) == (429, "rate_limited")
+    assert fork.headers["Retry-After"]
+    assert code(api.post(f"/workspaces/{ws}/conversations", ada, {})) == (429, "rate_limited")
+    assert code(api.post(f"/workspaces/{ws}/conversations/{conv}/executions", ada, {})) == (429, "rate_limited")
+    assert code(api.post("/workspaces", ada, {"workspace": {"name": "w"}})) == (429, "rate_limited")
+    listed = api.get(f"/workspaces/{ws}/conversations/{conv}", ada)
+    assert listed.status_code == 200 and listed.json()["conversation"]["context_revision"] == 1
+
+
+@pytest.fixture
+def account_budget(api: Api) -> Iterator[Api]:
+    os.environ["AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"] = str(BUDGET)
+    settings.cache_clear()
+    reset_services()
+    if time.time() % 60 > 45:
+        time.sleep(61 - time.time() % 60)
+    yield api
+    os.environ["AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"] = "off"
+    settings.cache_clear()
+    reset_services()
+
+
+def test_minting_principals_does_not_mint_budget(account_budget: Api) -> None:
+    api = account_budget
+    # Given an account whose Humans have together spent the account's budget (creating one spends too)
+    ada = api.account()
+    ws = api.workspace(ada)
+    bob = api.human(ada, "bob")
+    api.member(ada, ws, bob)
+    # When yet another Human of the account writes, then it is refused: the account's meter is shared
+    assert code(api.write(bob, ws_base(ws), "workspace/b.md", "x")) == (429, "rate_limited")
+    assert code(api.post("/humans", ada, {"human": {"name": "cy"}})) == (429, "rate_limited")
+    # While another account is untouched
+    olga = api.account("other", "olga")
+    assert api.post("/workspaces", olga, {"workspace": {"name": "w"}}).status_code == 201

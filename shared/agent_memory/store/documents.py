@@ -13,6 +13,7 @@ from ..model import (
     ConversationBump,
     Document,
     DocumentChange,
+    Meter,
     WriteBudget,
 )
 from . import keys
@@ -74,7 +75,7 @@ class Documents(Backend):
         if change.alias is not None:
             steps.append(("alias", self._bump_op(change.alias)))
         if change.budget is not None:
-            steps.append(("budget", self._budget_op(change.budget)))
+            steps += self._meter_steps(change.budget)
         refusals = _commit_refusals(change, creates)
         if len(steps) == 1:
             ((verb, body),) = steps[0][1].items()
@@ -136,22 +137,32 @@ class Documents(Backend):
             }
         }
 
-    def _budget_op(self, budget: WriteBudget) -> dict[str, Any]:
+    def _meter_steps(self, budget: WriteBudget) -> list[Step]:
         minute = int(time.time() // 60)
-        return {
-            "Update": {
-                "TableName": self.table,
-                "Key": keys.wire(keys.rate(budget.principal_id, minute)),
-                "UpdateExpression": "SET #exp = :exp ADD #n :one",
-                "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
-                "ExpressionAttributeNames": {"#exp": "expires_at", "#n": "n"},
-                "ExpressionAttributeValues": {
-                    ":one": {"N": "1"},
-                    ":limit": {"N": str(budget.per_minute)},
-                    ":exp": {"N": str((minute + 2) * 60)},
+        return [
+            (
+                f"budget:{m.subject}",
+                {
+                    "Update": {
+                        "TableName": self.table,
+                        "Key": keys.wire(keys.rate(m.subject, m.key, minute)),
+                        "UpdateExpression": "SET #exp = :exp ADD #n :one",
+                        "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
+                        "ExpressionAttributeNames": {"#exp": "expires_at", "#n": "n"},
+                        "ExpressionAttributeValues": {
+                            ":one": {"N": "1"},
+                            ":limit": {"N": str(m.per_minute)},
+                            ":exp": {"N": str((minute + 2) * 60)},
+                        },
+                    }
                 },
-            }
-        }
+            )
+            for m in budget.meters
+        ]
+
+    def spend(self, budget: WriteBudget) -> None:
+        """Count one mutation against every meter, or refuse `rate_limited` and count nothing."""
+        transact(self.ddb, self._meter_steps(budget), Refusals(_budget_refusals(budget)))
 
     # ---- forks -----------------------------------------------------------------------------------
 
@@ -187,9 +198,8 @@ class Documents(Backend):
 def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
     """What a refused commit means, most telling first: the budget, then the conversation, then the row."""
     by_role: dict[str, Refusal] = {}
-    budget = change.budget
-    if budget is not None:
-        by_role["budget"] = lambda _: _rate_limited(budget)
+    if change.budget is not None:
+        by_role.update(_budget_refusals(change.budget))
     bump = change.bump
     if bump is not None:
 
@@ -232,11 +242,24 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
     )
 
 
-def _rate_limited(budget: WriteBudget) -> ApiError:
-    wait = 60 - int(time.time()) % 60
-    return ApiError(
-        "rate_limited",
-        f"You have used this minute's budget of {budget.per_minute} memory writes; nothing was changed. "
-        f"Try again in {wait} seconds.",
-        retry_after_seconds=wait,
-    )
+_SPENT = {
+    "principal": "You have used this minute's budget of {n} writes",
+    "account": "Your account has used this minute's budget of {n} writes",
+    "origin": "Requests from your address have used this minute's budget of {n} writes",
+}
+
+
+def _budget_refusals(budget: WriteBudget) -> dict[str, Refusal]:
+    return {f"budget:{m.subject}": _rate_limited(m) for m in budget.meters}
+
+
+def _rate_limited(meter: Meter) -> Refusal:
+    def refused(_: dict[str, Any] | None) -> ApiError:
+        wait = 60 - int(time.time()) % 60
+        return ApiError(
+            "rate_limited",
+            _SPENT[meter.subject].format(n=meter.per_minute) + f"; nothing was changed. Try again in {wait} seconds.",
+            retry_after_seconds=wait,
+        )
+
+    return refused

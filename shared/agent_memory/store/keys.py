@@ -98,8 +98,9 @@ def document(anchor: Anchor, rest: str) -> Key:
     return anchor_pk(anchor), f"{DOC}{rest}"
 
 
-def rate(principal_id: str, minute: int) -> Key:
-    return f"{RATE}{principal_id}", f"MIN#{minute}"
+def rate(subject: str, key: str, minute: int) -> Key:
+    """A meter's count for one minute; a principal's keeps the bare id it always had."""
+    return f"{RATE}{key}" if subject == "principal" else f"{RATE}{subject}:{key}", f"MIN#{minute}"
 
 
 def fork_log_pk(hour: str) -> str:

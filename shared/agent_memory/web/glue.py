@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import observability
+from ..budget import ORIGIN
 from ..contract import RouteSpec
 from ..errors import ApiError
 from ..ids import PresentedToken, parse_token
@@ -125,6 +126,7 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
     code = None
     try:
         req = to_request(route, event)
+        ORIGIN.set(req.source_ip or None)
         if route.needs_token and req.token is None:
             # No or malformed credentials answer 401 before anything else is looked at.
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")

@@ -13,12 +13,21 @@ from ..settings import settings
 
 if TYPE_CHECKING:
     from ..block import BlockService
+    from ..budget import Budgets
     from ..directory import Directory
     from ..executions import ExecutionService
     from ..memory import MemoryService
     from ..resolver import Resolver
     from ..skills import SkillService
     from ..tools import ToolRunner
+
+
+@lru_cache(maxsize=1)
+def budgets() -> Budgets:
+    from ..budget import Budgets
+
+    s = settings()
+    return Budgets(s.writes_per_minute, s.account_writes_per_minute, s.origin_writes_per_minute)
 
 
 @lru_cache(maxsize=1)
@@ -34,14 +43,14 @@ def directory() -> Directory:
     from ..directory import Directory
 
     r = resolver()
-    return Directory(r.store, r)
+    return Directory(r.store, r, budgets())
 
 
 @lru_cache(maxsize=1)
 def memory() -> MemoryService:
     from ..memory import MemoryService
 
-    return MemoryService(settings().writes_per_minute)
+    return MemoryService(budgets())
 
 
 @lru_cache(maxsize=1)
@@ -63,7 +72,7 @@ def executions() -> ExecutionService:
     from ..executions import ExecutionService
 
     r = resolver()
-    return ExecutionService(r.store, r, settings().execution_ttl_seconds)
+    return ExecutionService(r.store, r, budgets(), settings().execution_ttl_seconds)
 
 
 @lru_cache(maxsize=1)
@@ -77,5 +86,5 @@ def reset_services() -> None:
     """Forget every built service (tests and the local gateway switch settings and endpoints)."""
     from .secrets import operator_key
 
-    for factory in (resolver, directory, memory, skills, block, executions, tools, operator_key):
+    for factory in (budgets, resolver, directory, memory, skills, block, executions, tools, operator_key):
         factory.cache_clear()
