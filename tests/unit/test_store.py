@@ -19,6 +19,7 @@ from agent_memory.model import (
     ConversationBump,
     Document,
     DocumentChange,
+    Meter,
     WriteBudget,
 )
 from agent_memory.ports import Ref
@@ -339,7 +340,7 @@ def a_create(bump: bool = False, budget: bool = False) -> DocumentChange:
         None,
         _doc(anchor),
         ConversationBump(anchor.owner_id) if bump else None,
-        WriteBudget(uuid7(), 5) if budget else None,
+        WriteBudget((Meter("principal", uuid7(), 5),)) if budget else None,
     )
 
 
@@ -422,7 +423,7 @@ def test_a_spent_write_budget_is_named_rate_limited_before_anything_else(
         store.commit(a_create(bump=True, budget=True))
     assert info.value.code == "rate_limited"
     assert 0 < info.value.details["retry_after_seconds"] <= 60
-    assert "budget of 5 memory writes" in info.value.message
+    assert "budget of 5 writes" in info.value.message
 
 
 @pytest.mark.parametrize("role", ["document", "meta", "conversation", "budget"])
