@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from agent_memory.settings import settings
@@ -15,18 +16,29 @@ from ..support import Api, code, conv_base, ws_base
 BUDGET = 3
 
 
-@pytest.fixture
-def budget(api: Api) -> Iterator[Api]:
-    os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = str(BUDGET)
+def set_budget(variable: str, value: str) -> None:
+    os.environ[variable] = value
     settings.cache_clear()
     reset_services()
+
+
+@contextmanager
+def metered(variable: str) -> Iterator[None]:
+    """A budget of BUDGET changes a minute on one meter, for the block's duration."""
+    set_budget(variable, str(BUDGET))
     # The budget is counted per wall-clock minute: start well inside one so the test cannot straddle two.
     if time.time() % 60 > 45:
         time.sleep(61 - time.time() % 60)
-    yield api
-    os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
-    settings.cache_clear()
-    reset_services()
+    try:
+        yield
+    finally:
+        set_budget(variable, "off")
+
+
+@pytest.fixture
+def budget(api: Api) -> Iterator[Api]:
+    with metered("AGENT_MEMORY_WRITES_PER_MINUTE"):
+        yield api
 
 
 def test_a_caller_past_its_write_budget_is_rate_limited_and_nothing_changes(budget: Api) -> None:
@@ -64,9 +76,7 @@ def test_the_budget_is_each_callers_own(budget: Api) -> None:
     ws = api.workspace(ada)
     api.member(ada, ws, bob)
     # (creating bob, the workspace and his membership spent three of Ada's writes)
-    os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = str(BUDGET + 3)
-    settings.cache_clear()
-    reset_services()
+    set_budget("AGENT_MEMORY_WRITES_PER_MINUTE", str(BUDGET + 3))
     for i in range(BUDGET):
         assert api.write(ada, ws_base(ws), f"workspace/a{i}.md", "x").status_code == 201
     assert code(api.write(ada, ws_base(ws), "workspace/a-late.md", "x")) == (429, "rate_limited")
@@ -94,15 +104,8 @@ def test_every_mutation_spends_the_callers_budget(budget: Api) -> None:
 
 @pytest.fixture
 def account_budget(api: Api) -> Iterator[Api]:
-    os.environ["AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"] = str(BUDGET)
-    settings.cache_clear()
-    reset_services()
-    if time.time() % 60 > 45:
-        time.sleep(61 - time.time() % 60)
-    yield api
-    os.environ["AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"] = "off"
-    settings.cache_clear()
-    reset_services()
+    with metered("AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"):
+        yield api
 
 
 def test_minting_principals_does_not_mint_budget(account_budget: Api) -> None:
