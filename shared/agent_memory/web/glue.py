@@ -7,7 +7,9 @@ every `ApiError` becomes the seed's error body here, and anything unexpected a 5
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +21,11 @@ from ..errors import ApiError
 from ..ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
+# No request of this API nests deeper than a handful of levels; 64 leaves room for any memory_context
+# while keeping json.loads (whose C scanner recurses per level) and every reader after it shallow.
+MAX_BODY_DEPTH = 64
+# A JSON string (skipped whole, so brackets inside text are not nesting) or one bracket.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
 @dataclass(slots=True)
@@ -52,17 +59,60 @@ def _bearer(headers: dict[str, str]) -> PresentedToken | None:
     return parse_token(token.strip())
 
 
-def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
-    raw = event.get("body")
-    if raw is None or raw == "":
-        return {}
+def _too_large() -> ApiError:
+    return ApiError("parameter_invalid", f"The request body is larger than {MAX_BODY_BYTES} bytes.")
+
+
+def _body_text(event: dict[str, Any]) -> str:
+    """The body as text, refused past MAX_BODY_BYTES of UTF-8 (what the caller sent, not characters)."""
+    raw: str = event["body"]
     if event.get("isBase64Encoded"):
+        # Four base64 characters carry three bytes: a text longer than that for the cap is refused
+        # before it is decoded at all.
+        if len(raw) > (MAX_BODY_BYTES + 2) // 3 * 4 + 4:
+            raise _too_large()
         try:
-            raw = base64.b64decode(raw).decode("utf-8")
-        except (ValueError, UnicodeDecodeError) as exc:
+            data = base64.b64decode(raw)
+        except (binascii.Error, ValueError) as exc:
+            raise ApiError("parameter_invalid", "The request body is not valid base64.") from exc
+        if len(data) > MAX_BODY_BYTES:
+            raise _too_large()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise ApiError("parameter_invalid", "The request body is not valid UTF-8.") from exc
-    if len(raw) > MAX_BODY_BYTES:
-        raise ApiError("parameter_invalid", f"The request body is larger than {MAX_BODY_BYTES} bytes.")
+    # Every character is at least one byte, so a text longer than the cap is over it without encoding.
+    # surrogateescape gives back the bytes the local gateway could not decode, one byte each.
+    if len(raw) > MAX_BODY_BYTES or len(raw.encode("utf-8", "surrogateescape")) > MAX_BODY_BYTES:
+        raise _too_large()
+    return raw
+
+
+def _nesting_ok(text: str) -> bool:
+    """True when no value nests deeper than MAX_BODY_DEPTH, counted without parsing.
+
+    Most bodies have fewer brackets than the bound, which two C-speed counts prove; otherwise one scan of
+    the tokens that matter, which stops at the first level too deep (a body 200,000 deep costs 65 steps)."""
+    if text.count("[") + text.count("{") <= MAX_BODY_DEPTH:
+        return True
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_BODY_DEPTH:
+                return False
+        elif token in ("]", "}"):
+            depth -= 1
+    return True
+
+
+def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
+    if event.get("body") is None or event.get("body") == "":
+        return {}
+    raw = _body_text(event)
+    if not _nesting_ok(raw):
+        raise ApiError("parameter_invalid", f"The request body nests deeper than {MAX_BODY_DEPTH} levels.")
     try:
         body = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError, or an integer past Python's 4300-digit parsing limit
