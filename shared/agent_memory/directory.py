@@ -7,7 +7,6 @@ domain values, which views.py renders.
 from __future__ import annotations
 
 import copy
-import hmac
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from .bindings import parse_bindings
 from .context import Context
 from .errors import ApiError
-from .ids import PresentedToken, mint_token, now_iso, uuid7
+from .ids import PresentedToken, digests_equal, mint_token, now_iso, uuid7
 from .model import Account, Agent, Anchor, Conversation, Human, Member, Principal, Speaker, TokenRow, Workspace
 from .ports import Ref, Store
 from .resolver import Resolver
@@ -59,7 +58,7 @@ def _state(ctx: Context) -> ConversationState:
 
 
 def require_operator(operator_key: str | None, presented: str | None) -> None:
-    if not operator_key or not presented or not hmac.compare_digest(operator_key, presented):
+    if not operator_key or not presented or not digests_equal(operator_key, presented):
         raise ApiError("not_authenticated", "Creating an account needs the deployment's X-Operator-Key.")
 
 

@@ -88,4 +88,9 @@ def parse_token(token: str) -> PresentedToken | None:
 
 
 def digests_equal(a: str, b: str) -> bool:
-    return hmac.compare_digest(a, b)
+    """Compare two secrets (or their digests) in constant time.
+
+    hmac.compare_digest refuses a str with non-ASCII characters (a TypeError, so a 500), and a header
+    value is whatever the caller sent: compare the UTF-8 bytes instead (surrogatepass, so even a lone
+    surrogate in an event encodes, one-to-one, and is simply unequal)."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
