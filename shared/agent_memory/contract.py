@@ -11,12 +11,46 @@ Names are written out in full, never built, so a search for `conversation_memory
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
 API: Final = "/agent_api/v1"
 WS: Final = f"{API}/workspaces/{{workspace_public_id}}"
 CONV: Final = f"{WS}/conversations/{{conversation_public_id}}"
+
+# The one spelling of a public id (ids.py, the request models and the OpenAPI document read it from here).
+# `$` is what JSON Schema engines read as the end; Python matchers use it with \Z instead.
+UUID_PATTERN: Final = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterRule:
+    pattern: str  # a JSON Schema / Python regex, anchored with ^...$
+    description: str  # completes "must be ..."
+
+
+# What each path parameter may look like. Every `{..._public_id}` is a UUID; the names have their own
+# grammar. A value outside it names nothing that can exist, so the glue answers not_found before any
+# storage is read (and before a 2 KB id reaches DynamoDB's key bounds); the OpenAPI document publishes
+# the same patterns.
+PUBLIC_ID_RULE: Final = ParameterRule(UUID_PATTERN, "a lowercase UUID")
+NAME_RULES: Final[dict[str, ParameterRule]] = {
+    # An agent definition's name: the request models' Name, at most 200 characters, one path segment.
+    "agent_name": ParameterRule(r"^[^/]{1,200}$", "a definition name of at most 200 characters"),
+    "tool_name": ParameterRule(r"^[a-z][a-z0-9_]{0,63}$", "a tool name such as 'memory_read'"),
+}
+
+
+def path_parameters(path: str) -> tuple[str, ...]:
+    """The `{name}` parameters of a route path, in order."""
+    return tuple(re.findall(r"{([^}]+)}", path))
+
+
+def parameter_rule(name: str) -> ParameterRule:
+    """The grammar of one path parameter (a KeyError for a parameter no rule covers: a test holds it)."""
+    return PUBLIC_ID_RULE if name.endswith("_public_id") else NAME_RULES[name]
+
 
 # What a route may touch, and so its IAM role and its authentication:
 #   read      token; reads the table and content

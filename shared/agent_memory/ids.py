@@ -13,9 +13,10 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-# The one spelling of a public id: JSON schemas and request models use the text, `is_uuid` the compiled form
-# (with \Z, since Python's `$` would also accept a trailing newline; schema engines read `$` as the end).
-UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+from .contract import UUID_PATTERN
+
+# The one spelling of a public id is the contract's: JSON schemas and request models use the text,
+# `is_uuid` the compiled form (with \Z, since Python's `$` would also accept a trailing newline).
 _UUID_RE = re.compile(UUID_PATTERN[:-1] + r"\Z")
 
 _last_ms = 0

@@ -28,8 +28,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from ..contract import UUID_PATTERN
 from ..errors import CATALOGUE, ApiError
-from ..ids import UUID_PATTERN, is_uuid
+from ..ids import is_uuid
 
 # Versions and revisions stay far inside DynamoDB's 38-digit numbers and JSON's exact integers.
 MAX_COUNTER = 2**53

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 import time
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import observability
-from ..contract import RouteSpec
+from ..contract import RouteSpec, parameter_rule, path_parameters
 from ..errors import ApiError
 from ..ids import PresentedToken, parse_token
 
@@ -123,6 +124,23 @@ def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+@functools.cache
+def _parameter_matchers(path: str) -> tuple[tuple[str, re.Pattern[str], str], ...]:
+    # \Z, not $: Python's `$` would also accept a value ending in a newline.
+    rules = [(name, parameter_rule(name)) for name in path_parameters(path)]
+    return tuple((name, re.compile(rule.pattern[:-1] + r"\Z"), rule.description) for name, rule in rules)
+
+
+def check_path_parameters(route: RouteSpec, params: dict[str, str]) -> None:
+    """Refuse, as not_found, a path parameter outside the contract's grammar for it: such an id or name
+    can name nothing, so no storage is read (and no oversized key ever reaches DynamoDB)."""
+    for name, matcher, rule in _parameter_matchers(route.path):
+        value = params.get(name)
+        if value is None or matcher.match(value) is None:
+            shown = "nothing" if value is None else repr(value[:64])
+            raise ApiError("not_found", f"Nothing is found at this URL: {name} is {shown}, and must be {rule}.")
+
+
 def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     ctx = event.get("requestContext") or {}
@@ -166,6 +184,7 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
         if route.needs_token and req.token is None:
             # No or malformed credentials answer 401 before anything else is looked at.
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
+        check_path_parameters(route, req.params)
         reply = fn(req)
     except ApiError as err:
         code = err.code
