@@ -36,8 +36,10 @@ class ParameterRule:
 # the same patterns.
 PUBLIC_ID_RULE: Final = ParameterRule(UUID_PATTERN, "a lowercase UUID")
 NAME_RULES: Final[dict[str, ParameterRule]] = {
-    # An agent definition's name: the request models' Name, at most 200 characters, one path segment.
-    "agent_name": ParameterRule(r"^[^/]{1,200}$", "a definition name of at most 200 characters"),
+    # An agent definition's name addresses it in URLs (directory.py refuses any other at creation).
+    "agent_name": ParameterRule(
+        r"^[a-z0-9][a-z0-9_-]{0,63}$", "a definition name: lowercase letters, digits, '-' and '_', at most 64"
+    ),
     "tool_name": ParameterRule(r"^[a-z][a-z0-9_]{0,63}$", "a tool name such as 'memory_read'"),
 }
 

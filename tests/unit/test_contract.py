@@ -58,7 +58,7 @@ def test_names_follow_their_own_grammar() -> None:
     with pytest.raises(ApiError):
         check_path_parameters(tool, {"execution_public_id": WS, "tool_name": "Memory-Read"})
     definition = contract.BY_NAME["definition_memory_list"]
-    check_path_parameters(definition, {"agent_name": "support bot"})
-    for bad in ("", "n" * 201, "a/b"):
+    check_path_parameters(definition, {"agent_name": "support-bot_2"})
+    for bad in ("", "n" * 65, "a/b", "Support", "bot\n"):
         with pytest.raises(ApiError):
             check_path_parameters(definition, {"agent_name": bad})
