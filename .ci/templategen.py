@@ -18,6 +18,7 @@ from agent_memory.contract import ROUTES  # noqa: E402
 from agent_memory.contract import RouteSpec as Route  # noqa: E402
 from agent_memory.local.gateway import build_event  # noqa: E402
 from agent_memory.local.template import TemplateRoute, _compile  # noqa: E402
+from agent_memory.openapi import document as openapi_document  # noqa: E402
 from agent_memory.tools import SCHEMA_FORMATS, schema_document  # noqa: E402
 
 RUNTIME = "python3.12"
@@ -187,7 +188,7 @@ ROLE_DOC = {
     "read": "Routes that only read: the table and the content versions, no writes.",
     "write": "Routes that change memory or the directory: conditional table writes and new content versions.",
     "operator": "create_account: table writes and the operator key parameter.",
-    "public": "Static answers (the tool schemas): logging only.",
+    "public": "Static answers (the tool schemas, the OpenAPI document): logging only.",
 }
 
 
@@ -389,6 +390,8 @@ def render() -> dict[Path, str]:
     # The model's tool schemas, generated from the same pydantic models the service validates with.
     for fmt in SCHEMA_FORMATS:
         files[ROOT / "docs" / f"tools.{fmt}.json"] = schema_document(fmt)
+    # The API's OpenAPI document, committed beside them so a change to the API shows in review.
+    files[ROOT / "docs" / "openapi.json"] = json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
     for r in ROUTES:
         files[ROOT / "functions" / r.name / "app.py"] = app_py(r)
         files[ROOT / "events" / f"{r.name}.json"] = sample_event(r)

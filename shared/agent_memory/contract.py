@@ -6,7 +6,9 @@ client and the OpenAPI description. Adding a route is one entry here, its handle
 
 Names are written out in full, never built, so a search for `conversation_memory_write` finds its entry.
 `handler` is "<module>:<function>" under `agent_memory.web.handlers`; `request` names the body model in
-`agent_memory.requests` (None: the route reads no body), `response` the view in `agent_memory.views`.
+`agent_memory.inputs` (None: the route reads no body), `response` the view in `agent_memory.views`;
+`status` is the success status and `query` the query parameters the handler reads (the OpenAPI
+document, openapi.py, publishes both).
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ class RouteSpec:
     door: Door | None = None
     request: str | None = None
     response: str | None = None
+    status: int = 200
+    query: tuple[str, ...] = ()
 
     @property
     def needs_token(self) -> bool:
@@ -95,8 +99,10 @@ def _r(
     door: Door | None = None,
     request: str | None = None,
     response: str | None = None,
+    status: int = 200,
+    query: tuple[str, ...] = (),
 ) -> RouteSpec:
-    return RouteSpec(name, method, path, access, handler, door, request, response)
+    return RouteSpec(name, method, path, access, handler, door, request, response, status, query)
 
 
 CONV_MEMORY: Final = f"{CONV}/memory"
@@ -106,8 +112,16 @@ DEFINITION_MEMORY: Final = f"{API}/profile/agents/{{agent_name}}/memory"
 
 ROUTES: Final[tuple[RouteSpec, ...]] = (
     # ---- the directory ----
-    _r("create_account", "POST", f"{API}/accounts", "operator", "directory:create_account", request="CreateAccount"),
-    _r("create_human", "POST", f"{API}/humans", "write", "directory:create_human", request="CreateHuman"),
+    _r(
+        "create_account",
+        "POST",
+        f"{API}/accounts",
+        "operator",
+        "directory:create_account",
+        request="CreateAccount",
+        status=201,
+    ),
+    _r("create_human", "POST", f"{API}/humans", "write", "directory:create_human", request="CreateHuman", status=201),
     _r(
         "create_workspace",
         "POST",
@@ -115,9 +129,10 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "directory:create_workspace",
         request="CreateWorkspace",
+        status=201,
     ),
     _r("update_workspace", "PATCH", WS, "write", "directory:update_workspace", request="UpdateWorkspace"),
-    _r("add_member", "POST", f"{WS}/members", "write", "directory:add_member", request="AddMember"),
+    _r("add_member", "POST", f"{WS}/members", "write", "directory:add_member", request="AddMember", status=201),
     _r(
         "create_conversation",
         "POST",
@@ -125,10 +140,11 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "directory:create_conversation",
         request="CreateConversation",
+        status=201,
     ),
     _r("show_conversation", "GET", CONV, "read", "directory:show_conversation"),
     _r("archive_conversation", "POST", f"{CONV}/archive", "write", "directory:archive_conversation"),
-    _r("fork_conversation", "POST", f"{CONV}/fork", "write", "directory:fork_conversation"),
+    _r("fork_conversation", "POST", f"{CONV}/fork", "write", "directory:fork_conversation", status=201),
     _r(
         "replace_memory_context",
         "POST",
@@ -137,7 +153,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "directory:replace_memory_context",
         request="ReplaceMemoryContext",
     ),
-    _r("create_agent", "POST", f"{API}/agents", "write", "directory:create_agent", request="CreateAgent"),
+    _r("create_agent", "POST", f"{API}/agents", "write", "directory:create_agent", request="CreateAgent", status=201),
     _r(
         "rotate_agent_credentials",
         "POST",
@@ -145,9 +161,25 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "directory:rotate_agent_credentials",
     ),
-    _r("create_speaker", "POST", f"{API}/speakers", "write", "directory:create_speaker", request="CreateSpeaker"),
+    _r(
+        "create_speaker",
+        "POST",
+        f"{API}/speakers",
+        "write",
+        "directory:create_speaker",
+        request="CreateSpeaker",
+        status=201,
+    ),
     # ---- the conversation door ----
-    _r("conversation_memory_list", "GET", CONV_MEMORY, "read", "memory:list_memory", door="conversation"),
+    _r(
+        "conversation_memory_list",
+        "GET",
+        CONV_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="conversation",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "conversation_memory_write",
         "POST",
@@ -156,6 +188,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:write_memory",
         door="conversation",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "conversation_memory_show",
@@ -192,8 +225,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="conversation",
         request="MemoryDelete",
+        status=204,
     ),
-    _r("conversation_skills_list", "GET", f"{CONV}/skills", "read", "conversation:list_skills"),
+    _r(
+        "conversation_skills_list",
+        "GET",
+        f"{CONV}/skills",
+        "read",
+        "conversation:list_skills",
+        query=("skill[speaker_public_id]",),
+    ),
     _r(
         "conversation_skill_load",
         "POST",
@@ -211,7 +252,15 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="MemoryBlock",
     ),
     # ---- the workspace door ----
-    _r("workspace_memory_list", "GET", WS_MEMORY, "read", "memory:list_memory", door="workspace"),
+    _r(
+        "workspace_memory_list",
+        "GET",
+        WS_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="workspace",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "workspace_memory_write",
         "POST",
@@ -220,6 +269,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:write_memory",
         door="workspace",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "workspace_memory_show",
@@ -256,9 +306,18 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="workspace",
         request="MemoryDelete",
+        status=204,
     ),
     # ---- the profile door (the caller's own user/ or agent/ rows) ----
-    _r("profile_memory_list", "GET", PROFILE_MEMORY, "read", "memory:list_memory", door="profile"),
+    _r(
+        "profile_memory_list",
+        "GET",
+        PROFILE_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="profile",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "profile_memory_write",
         "POST",
@@ -267,6 +326,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:write_memory",
         door="profile",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "profile_memory_show",
@@ -303,9 +363,18 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="profile",
         request="MemoryDelete",
+        status=204,
     ),
     # ---- the definition door (a steward's named agent definition) ----
-    _r("definition_memory_list", "GET", DEFINITION_MEMORY, "read", "memory:list_memory", door="definition"),
+    _r(
+        "definition_memory_list",
+        "GET",
+        DEFINITION_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="definition",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "definition_memory_write",
         "POST",
@@ -314,6 +383,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:write_memory",
         door="definition",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "definition_memory_show",
@@ -350,6 +420,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="definition",
         request="MemoryDelete",
+        status=204,
     ),
     # ---- executions and the model's tools ----
     _r(
@@ -359,6 +430,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "executions:create_execution",
         request="CreateExecution",
+        status=201,
     ),
     _r(
         "call_tool",
@@ -368,8 +440,11 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "executions:call_tool",
         request="CallTool",
     ),
-    _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas"),
+    _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas", query=("format",)),
+    # ---- the API's own description ----
+    _r("openapi_document", "GET", f"{API}/openapi.json", "public", "openapi:openapi_document"),
 )
+
 
 BY_NAME: Final[dict[str, RouteSpec]] = {r.name: r for r in ROUTES}
 # (door, verb) -> route, the verb read off the handler's name ("memory:write_memory" -> "write").
