@@ -18,6 +18,7 @@ from agent_memory.contract import ROUTES  # noqa: E402
 from agent_memory.contract import RouteSpec as Route  # noqa: E402
 from agent_memory.local.gateway import build_event  # noqa: E402
 from agent_memory.local.template import TemplateRoute, _compile  # noqa: E402
+from agent_memory.openapi import document as openapi_document  # noqa: E402
 from agent_memory.tools import SCHEMA_FORMATS, schema_document  # noqa: E402
 
 RUNTIME = "python3.12"
@@ -186,7 +187,7 @@ ROLES: dict[RoleClass, tuple[str, str]] = {
     ("write", "none"): ("WriteTableRole", "Routes that change the table only (the directory, deletes, forks)."),
     ("write", "write"): ("WriteContentRole", "Routes that change the table and store new content versions."),
     ("operator", "none"): ("OperatorRole", "create_account: table writes and the operator key parameter."),
-    ("public", "none"): ("PublicRole", "Static answers (the tool schemas): logging only."),
+    ("public", "none"): ("PublicRole", "Static answers (the tool schemas, the OpenAPI document): logging only."),
 }
 
 
@@ -400,6 +401,8 @@ def render() -> dict[Path, str]:
     # The model's tool schemas, generated from the same pydantic models the service validates with.
     for fmt in SCHEMA_FORMATS:
         files[ROOT / "docs" / f"tools.{fmt}.json"] = schema_document(fmt)
+    # The API's OpenAPI document, committed beside them so a change to the API shows in review.
+    files[ROOT / "docs" / "openapi.json"] = json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
     for r in ROUTES:
         files[ROOT / "functions" / r.name / "app.py"] = app_py(r)
         files[ROOT / "events" / f"{r.name}.json"] = sample_event(r)

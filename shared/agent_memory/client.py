@@ -510,6 +510,10 @@ class MemoryClient:
         """The model's tool definitions, ready to hand to that provider's API."""
         return cast(list[dict[str, Any]], self.call("tool_schemas", query={"format": format})["tools"])
 
+    def openapi_document(self) -> dict[str, Any]:
+        """The API's OpenAPI 3.1 description, generated from the route table the service runs."""
+        return cast(dict[str, Any], self.call("openapi_document"))
+
     # ---- memory doors ---------------------------------------------------------------------------
 
     def conversation_memory(self, workspace: str, conversation: str) -> MemoryDoor:

@@ -6,17 +6,55 @@ client and the OpenAPI description. Adding a route is one entry here, its handle
 
 Names are written out in full, never built, so a search for `conversation_memory_write` finds its entry.
 `handler` is "<module>:<function>" under `agent_memory.web.handlers`; `request` names the body model in
-`agent_memory.requests` (None: the route reads no body), `response` the view in `agent_memory.views`.
+`agent_memory.inputs` (None: the route reads no body), `response` the view in `agent_memory.views`;
+`status` is the success status and `query` the query parameters the handler reads (the OpenAPI
+document, openapi.py, publishes both).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
 API: Final = "/agent_api/v1"
 WS: Final = f"{API}/workspaces/{{workspace_public_id}}"
 CONV: Final = f"{WS}/conversations/{{conversation_public_id}}"
+
+# The one spelling of a public id (ids.py, the request models and the OpenAPI document read it from here).
+# `$` is what JSON Schema engines read as the end; Python matchers use it with \Z instead.
+UUID_PATTERN: Final = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterRule:
+    pattern: str  # a JSON Schema / Python regex, anchored with ^...$
+    description: str  # completes "must be ..."
+
+
+# What each path parameter may look like. Every `{..._public_id}` is a UUID; the names have their own
+# grammar. A value outside it names nothing that can exist, so the glue answers not_found before any
+# storage is read (and before a 2 KB id reaches DynamoDB's key bounds); the OpenAPI document publishes
+# the same patterns.
+PUBLIC_ID_RULE: Final = ParameterRule(UUID_PATTERN, "a lowercase UUID")
+NAME_RULES: Final[dict[str, ParameterRule]] = {
+    # An agent definition's name addresses it in URLs (directory.py refuses any other at creation).
+    "agent_name": ParameterRule(
+        r"^[a-z0-9][a-z0-9_-]{0,63}$", "a definition name: lowercase letters, digits, '-' and '_', at most 64"
+    ),
+    "tool_name": ParameterRule(r"^[a-z][a-z0-9_]{0,63}$", "a tool name such as 'memory_read'"),
+}
+
+
+def path_parameters(path: str) -> tuple[str, ...]:
+    """The `{name}` parameters of a route path, in order."""
+    return tuple(re.findall(r"{([^}]+)}", path))
+
+
+def parameter_rule(name: str) -> ParameterRule:
+    """The grammar of one path parameter (a KeyError for a parameter no rule covers: a test holds it)."""
+    return PUBLIC_ID_RULE if name.endswith("_public_id") else NAME_RULES[name]
+
 
 # What a route may touch, and so its IAM role and its authentication:
 #   read      token; reads the table and content
@@ -41,6 +79,8 @@ class RouteSpec:
     request: str | None = None
     response: str | None = None
     content: Content = "none"
+    status: int = 200
+    query: tuple[str, ...] = ()
 
     @property
     def needs_token(self) -> bool:
@@ -63,8 +103,10 @@ def _r(
     request: str | None = None,
     response: str | None = None,
     content: Content = "none",
+    status: int = 200,
+    query: tuple[str, ...] = (),
 ) -> RouteSpec:
-    return RouteSpec(name, method, path, access, handler, door, request, response, content)
+    return RouteSpec(name, method, path, access, handler, door, request, response, content, status, query)
 
 
 CONV_MEMORY: Final = f"{CONV}/memory"
@@ -74,8 +116,16 @@ DEFINITION_MEMORY: Final = f"{API}/profile/agents/{{agent_name}}/memory"
 
 ROUTES: Final[tuple[RouteSpec, ...]] = (
     # ---- the directory ----
-    _r("create_account", "POST", f"{API}/accounts", "operator", "directory:create_account", request="CreateAccount"),
-    _r("create_human", "POST", f"{API}/humans", "write", "directory:create_human", request="CreateHuman"),
+    _r(
+        "create_account",
+        "POST",
+        f"{API}/accounts",
+        "operator",
+        "directory:create_account",
+        request="CreateAccount",
+        status=201,
+    ),
+    _r("create_human", "POST", f"{API}/humans", "write", "directory:create_human", request="CreateHuman", status=201),
     _r(
         "rotate_human_credentials",
         "POST",
@@ -97,9 +147,10 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "directory:create_workspace",
         request="CreateWorkspace",
+        status=201,
     ),
     _r("update_workspace", "PATCH", WS, "write", "directory:update_workspace", request="UpdateWorkspace"),
-    _r("add_member", "POST", f"{WS}/members", "write", "directory:add_member", request="AddMember"),
+    _r("add_member", "POST", f"{WS}/members", "write", "directory:add_member", request="AddMember", status=201),
     _r(
         "create_conversation",
         "POST",
@@ -107,10 +158,11 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "directory:create_conversation",
         request="CreateConversation",
+        status=201,
     ),
     _r("show_conversation", "GET", CONV, "read", "directory:show_conversation"),
     _r("archive_conversation", "POST", f"{CONV}/archive", "write", "directory:archive_conversation"),
-    _r("fork_conversation", "POST", f"{CONV}/fork", "write", "directory:fork_conversation"),
+    _r("fork_conversation", "POST", f"{CONV}/fork", "write", "directory:fork_conversation", status=201),
     _r(
         "replace_memory_context",
         "POST",
@@ -119,7 +171,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "directory:replace_memory_context",
         request="ReplaceMemoryContext",
     ),
-    _r("create_agent", "POST", f"{API}/agents", "write", "directory:create_agent", request="CreateAgent"),
+    _r("create_agent", "POST", f"{API}/agents", "write", "directory:create_agent", request="CreateAgent", status=201),
     _r(
         "rotate_agent_credentials",
         "POST",
@@ -127,9 +179,25 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "directory:rotate_agent_credentials",
     ),
-    _r("create_speaker", "POST", f"{API}/speakers", "write", "directory:create_speaker", request="CreateSpeaker"),
+    _r(
+        "create_speaker",
+        "POST",
+        f"{API}/speakers",
+        "write",
+        "directory:create_speaker",
+        request="CreateSpeaker",
+        status=201,
+    ),
     # ---- the conversation door ----
-    _r("conversation_memory_list", "GET", CONV_MEMORY, "read", "memory:list_memory", door="conversation"),
+    _r(
+        "conversation_memory_list",
+        "GET",
+        CONV_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="conversation",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "conversation_memory_write",
         "POST",
@@ -139,6 +207,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="write",
         door="conversation",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "conversation_memory_show",
@@ -178,8 +247,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="conversation",
         request="MemoryDelete",
+        status=204,
     ),
-    _r("conversation_skills_list", "GET", f"{CONV}/skills", "read", "conversation:list_skills"),
+    _r(
+        "conversation_skills_list",
+        "GET",
+        f"{CONV}/skills",
+        "read",
+        "conversation:list_skills",
+        query=("skill[speaker_public_id]",),
+    ),
     _r(
         "conversation_skill_load",
         "POST",
@@ -199,7 +276,15 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="MemoryBlock",
     ),
     # ---- the workspace door ----
-    _r("workspace_memory_list", "GET", WS_MEMORY, "read", "memory:list_memory", door="workspace"),
+    _r(
+        "workspace_memory_list",
+        "GET",
+        WS_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="workspace",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "workspace_memory_write",
         "POST",
@@ -209,6 +294,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="write",
         door="workspace",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "workspace_memory_show",
@@ -248,9 +334,18 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="workspace",
         request="MemoryDelete",
+        status=204,
     ),
     # ---- the profile door (the caller's own user/ or agent/ rows) ----
-    _r("profile_memory_list", "GET", PROFILE_MEMORY, "read", "memory:list_memory", door="profile"),
+    _r(
+        "profile_memory_list",
+        "GET",
+        PROFILE_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="profile",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "profile_memory_write",
         "POST",
@@ -260,6 +355,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="write",
         door="profile",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "profile_memory_show",
@@ -299,9 +395,18 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="profile",
         request="MemoryDelete",
+        status=204,
     ),
     # ---- the definition door (a steward's named agent definition) ----
-    _r("definition_memory_list", "GET", DEFINITION_MEMORY, "read", "memory:list_memory", door="definition"),
+    _r(
+        "definition_memory_list",
+        "GET",
+        DEFINITION_MEMORY,
+        "read",
+        "memory:list_memory",
+        door="definition",
+        query=("memory[speaker_public_id]",),
+    ),
     _r(
         "definition_memory_write",
         "POST",
@@ -311,6 +416,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="write",
         door="definition",
         request="MemoryWrite",
+        status=201,
     ),
     _r(
         "definition_memory_show",
@@ -350,6 +456,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memory:delete_memory",
         door="definition",
         request="MemoryDelete",
+        status=204,
     ),
     # ---- executions and the model's tools ----
     _r(
@@ -359,6 +466,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "write",
         "executions:create_execution",
         request="CreateExecution",
+        status=201,
     ),
     _r(
         "call_tool",
@@ -369,8 +477,11 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="write",
         request="CallTool",
     ),
-    _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas"),
+    _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas", query=("format",)),
+    # ---- the API's own description ----
+    _r("openapi_document", "GET", f"{API}/openapi.json", "public", "openapi:openapi_document"),
 )
+
 
 BY_NAME: Final[dict[str, RouteSpec]] = {r.name: r for r in ROUTES}
 # (door, verb) -> route, the verb read off the handler's name ("memory:write_memory" -> "write").

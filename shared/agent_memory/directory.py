@@ -7,7 +7,6 @@ domain values, which views.py renders.
 from __future__ import annotations
 
 import copy
-import hmac
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -15,15 +14,20 @@ from typing import Any
 from .bindings import parse_bindings
 from .budget import Budgets
 from .context import Context
+from .contract import NAME_RULES
 from .errors import ApiError
-from .ids import PresentedToken, mint_token, now_iso, uuid7
+from .ids import PresentedToken, digests_equal, mint_token, now_iso, uuid7
 from .model import Account, Agent, Anchor, Conversation, Human, Member, Principal, Speaker, TokenRow, Workspace
 from .ports import Ref, Store
 from .resolver import Resolver, require_token
 from .rules import access
 
-DEFINITION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
+# The contract's grammar for the {agent_name} a definition is addressed by (\Z: `$` accepts a newline).
+DEFINITION_NAME_RE = re.compile(NAME_RULES["agent_name"].pattern[:-1] + r"\Z")
 MAX_PROVIDER_NAME = 200
+# A workspace's tool_provider_overrides stay a small map: its row must fit DynamoDB's 400 KB item.
+MAX_OVERRIDES = 32
+MAX_OVERRIDE_KEY = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +64,7 @@ def _state(ctx: Context) -> ConversationState:
 
 
 def require_operator(operator_key: str | None, presented: str | None) -> None:
-    if not operator_key or not presented or not hmac.compare_digest(operator_key, presented):
+    if not operator_key or not presented or not digests_equal(operator_key, presented):
         raise ApiError("not_authenticated", "Creating an account needs the deployment's X-Operator-Key.")
 
 
@@ -160,6 +164,13 @@ class Directory:
                 raise ApiError(
                     "parameter_invalid", f"tool_provider_overrides[{key!r}] must be a provider name or null."
                 )
+        # The request model bounds one request; this bounds what requests add up to.
+        if len(merged) > MAX_OVERRIDES:
+            raise ApiError(
+                "parameter_invalid",
+                f"A workspace holds at most {MAX_OVERRIDES} tool_provider_overrides and this would make "
+                f"{len(merged)}: clear some (set them to null) first.",
+            )
         self._spend(principal)
         return self.store.update_workspace_overrides(ws.public_id, merged)
 

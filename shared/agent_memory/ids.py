@@ -13,9 +13,10 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-# The one spelling of a public id: JSON schemas and request models use the text, `is_uuid` the compiled form
-# (with \Z, since Python's `$` would also accept a trailing newline; schema engines read `$` as the end).
-UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+from .contract import UUID_PATTERN
+
+# The one spelling of a public id is the contract's: JSON schemas and request models use the text,
+# `is_uuid` the compiled form (with \Z, since Python's `$` would also accept a trailing newline).
 _UUID_RE = re.compile(UUID_PATTERN[:-1] + r"\Z")
 
 _last_ms = 0
@@ -88,4 +89,9 @@ def parse_token(token: str) -> PresentedToken | None:
 
 
 def digests_equal(a: str, b: str) -> bool:
-    return hmac.compare_digest(a, b)
+    """Compare two secrets (or their digests) in constant time.
+
+    hmac.compare_digest refuses a str with non-ASCII characters (a TypeError, so a 500), and a header
+    value is whatever the caller sent: compare the UTF-8 bytes instead (surrogatepass, so even a lone
+    surrogate in an event encodes, one-to-one, and is simply unequal)."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))

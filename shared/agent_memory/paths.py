@@ -6,6 +6,7 @@ Syntax only lives here; which roots exist for a request is the resolver's busine
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .errors import ApiError
@@ -16,9 +17,18 @@ ROOT_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z")
 SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 SKILL_NAME_MAX = 64
 MAX_PATH_BYTES = 1024
+# A document's sort key is `DOC#<rest>` (store/keys.py) and DynamoDB refuses a sort key past 1024 bytes,
+# so the rest after the root gets what the key leaves: 1020 bytes (tests/unit/test_paths.py holds the
+# two together). The partition key `ANCHOR#<scope>#<owner>[#<speaker>]` is built from a scope word and
+# UUIDs only, far inside its own 2048 bytes, whatever the path.
+MAX_REST_BYTES = 1024 - len("DOC#")
 # C0/C1 controls and the Unicode line/paragraph separators never belong in a name a model types back;
 # lone surrogates (JSON lets "\ud800" through) cannot even be stored as UTF-8.
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\\]")
+# Characters that render as nothing: zero-width spaces and joiners, word joiners and invisible operators,
+# the byte order mark, and every bidi control (U+061C, U+200E/F, U+202A-E, U+2066-9). With them,
+# `plan.md` and `pl\u200ban.md`, or a name reordered by U+202E, would be two documents that look alike.
+_INVISIBLE = re.compile(r"[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +52,33 @@ def _invalid(path: object, why: str) -> ApiError:
     return ApiError("memory_path_invalid", f"The memory path {path!r} is not valid: {why}.")
 
 
+def _normal(path: str) -> str:
+    """The one spelling of a path: NFC, so `café` typed composed or decomposed names one document.
+
+    Everything after this sees (and stores, and answers) the NFC text; the byte bounds are counted on it,
+    since NFC can make a text longer."""
+    return unicodedata.normalize("NFC", path)
+
+
+def _check_bytes(path: str, rest: str) -> None:
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        raise _invalid(path[:64] + "...", f"it is longer than {MAX_PATH_BYTES} bytes")
+    if len(rest.encode("utf-8", "surrogatepass")) > MAX_REST_BYTES:
+        raise _invalid(
+            path[:64] + "...",
+            f"the part after the root is longer than {MAX_REST_BYTES} bytes, the most a stored key can hold",
+        )
+
+
 def _check_rest(path: str, rest: str, *, prefix: bool) -> None:
     if _FORBIDDEN.search(rest):
         raise _invalid(path, "it contains a control character, a backslash or a lone surrogate")
+    if _INVISIBLE.search(rest):
+        raise _invalid(
+            path,
+            "it contains an invisible character (a zero-width or bidi control character), "
+            "which would let two different paths look the same",
+        )
     segments = rest.split("/")
     if prefix and segments and segments[-1] == "":
         segments = segments[:-1]
@@ -58,12 +92,12 @@ def _check_rest(path: str, rest: str, *, prefix: bool) -> None:
 
 
 def parse_document_path(path: object) -> MemoryPath:
-    """A path naming one document, such as `conversation/plan.md`."""
+    """A path naming one document, such as `conversation/plan.md`, in NFC."""
     if not isinstance(path, str):
         raise ApiError("memory_path_invalid", "The memory path must be a string such as 'conversation/plan.md'.")
-    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        raise _invalid(path[:64] + "...", f"it is longer than {MAX_PATH_BYTES} bytes")
+    path = _normal(path)
     root, sep, rest = path.partition("/")
+    _check_bytes(path, rest)
     if not sep or not rest:
         raise _invalid(
             path,
@@ -86,9 +120,10 @@ def parse_prefix(path: object) -> MemoryPath:
     """A grep/list filter: a root (`workspace/` or `workspace`), a folder or a document path."""
     if not isinstance(path, str):
         raise ApiError("parameter_invalid", "memory.path must be a string such as 'workspace/'.")
-    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        raise _invalid(path[:64] + "...", f"it is longer than {MAX_PATH_BYTES} bytes")
+    # A prefix is matched against stored keys (begins_with on DOC#<rest>): the same spelling and bounds.
+    path = _normal(path)
     root, _, rest = path.partition("/")
+    _check_bytes(path, rest)
     if not ROOT_RE.match(root):
         raise _invalid(path, f"{root!r} is not a root name")
     if rest:

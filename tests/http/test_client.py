@@ -109,6 +109,7 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.create_execution(WS, CONV)
     client.call_tool(CONV, "memory_ls", {})
     client.tool_schemas()
+    client.openapi_document()
     doors = [
         client.conversation_memory(WS, CONV),
         client.workspace_memory(WS),

@@ -13,6 +13,7 @@ from agent_memory.errors import ApiError
 from agent_memory.model import Anchor, Principal
 from agent_memory.paths import (
     MAX_PATH_BYTES,
+    MAX_REST_BYTES,
     SCOPES,
     MemoryPath,
     check_skill_path,
@@ -21,7 +22,7 @@ from agent_memory.paths import (
     prefix_matches,
 )
 from agent_memory.ports import Ref, Store
-from agent_memory.store.keys import ref_key
+from agent_memory.store.keys import anchor_pk, document, ref_key
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -30,19 +31,47 @@ from hypothesis import strategies as st
 ROOT = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 
+# DynamoDB's bounds on the two keys of a document row, in UTF-8 bytes.
+SORT_KEY_BYTES = 1024
+PARTITION_KEY_BYTES = 2048
+# Characters that render as nothing: Unicode's Bidi_Control property (PropList.txt: the Arabic letter
+# mark, LRM and RLM, the embeddings and overrides, the isolates), and the zero-width spaces, joiners,
+# invisible operators and byte order mark.
+BIDI_CONTROL = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
+ZERO_WIDTH = set("\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
+
+
+def invisible(ch: str) -> bool:
+    return ch in BIDI_CONTROL or ch in ZERO_WIDTH
+
+
 def bad_char(ch: str) -> bool:
-    """Characters no path segment may hold: controls, lone surrogates, line separators, backslash."""
-    return unicodedata.category(ch) in ("Cc", "Cs") or ch in "\u2028\u2029\\"
+    """Characters no path segment may hold: controls, lone surrogates, line separators, backslash, and
+    characters that render as nothing."""
+    return unicodedata.category(ch) in ("Cc", "Cs") or ch in "\u2028\u2029\\" or invisible(ch)
+
+
+def utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
 
 
 SKILL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 def verdict(path: str) -> str | None:
-    """None when the path is in the grammar, else the code its refusal must carry."""
-    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        return "memory_path_invalid"
+    """None when the path is in the grammar, else the code its refusal must carry.
+
+    The grammar is a grammar of NFC text: a path is judged (and named) by its NFC spelling, so two texts
+    that are canonically equal are one path. Its bytes are bounded twice: the whole path, and the rest
+    after the root, which is what the row's sort key `DOC#<rest>` must hold."""
+    path = nfc(path)
     root, sep, rest = path.partition("/")
+    if utf8_len(path) > MAX_PATH_BYTES or utf8_len("DOC#" + rest) > SORT_KEY_BYTES:
+        return "memory_path_invalid"
     if not sep or not rest or ROOT.fullmatch(root) is None:
         return "memory_path_invalid"
     if rest == "skills" or rest.startswith("skills/"):
@@ -53,6 +82,12 @@ def verdict(path: str) -> str | None:
         for seg in rest.split("/")
     )
     return None if clean else "memory_path_invalid"
+
+
+def test_the_bidi_controls_include_every_explicit_formatting_character() -> None:
+    # A cross-check of the list above against the Unicode database's bidi classes
+    explicit = {"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"}
+    assert {chr(c) for c in range(0x110000) if unicodedata.bidirectional(chr(c)) in explicit} <= BIDI_CONTROL
 
 
 def rejected(path: object) -> ApiError:
@@ -83,7 +118,12 @@ ROOTS = st.sampled_from(
         "conversation\x00",
     ]
 )
-EDGY = "ab./_- \t\n\r\x00\x1f\x7f\x85\x9f\u00a0\u2028\u2029\ud800\udfff\\é日😀"
+EDGY = (
+    "ab./_- \t\n\r\x00\x1f\x7f\x85\x9f\u00a0\u2028\u2029\ud800\udfff\\é日😀"
+    # invisible characters, and ones NFC changes: a combining accent, the Angstrom sign, a
+    # composition exclusion that NFC makes two characters long, and the soft hyphen (visible enough)
+    "\u200b\u200d\u200f\u202e\u2066\u2069\u2060\u2064\ufeff\u061c\u0301\u212b\u0958\u00ad"
+)
 SEGMENTS = st.one_of(
     st.sampled_from(["", ".", "..", "...", " a", "a ", "notes.md", "skills", "x\\y", "a\nb", "日記.md"]),
     st.text(alphabet=EDGY, max_size=6),
@@ -107,6 +147,14 @@ PATHS = NEAR | ANY_TEXT
 @example("workspace/skills/")
 @example("workspace/" + "x" * (MAX_PATH_BYTES - len("workspace/")))
 @example("workspace/" + "x" * (MAX_PATH_BYTES - len("workspace/") + 1))
+@example("a/" + "x" * (SORT_KEY_BYTES - len("DOC#")))  # a one-letter root: the sort key is the bound
+@example("a/" + "x" * (SORT_KEY_BYTES - len("DOC#") + 1))
+@example("a/" + "\u0958" * 340)  # 1020 bytes as typed, 1360 once NFC splits each into two characters
+@example("conversation/cafe\u0301.md")
+@example("conversation/pl\u200ban.md")
+@example("conversation/\u202egpj.exe")
+@example("conversation/\u061c")
+@example("conversation/a\u200e")
 def test_a_document_path_is_accepted_exactly_when_it_is_in_the_grammar(path: str) -> None:
     expected = verdict(path)
     try:
@@ -122,7 +170,9 @@ def test_a_document_path_is_accepted_exactly_when_it_is_in_the_grammar(path: str
     segments = mp.rest.split("/")
     assert all(seg not in ("", ".", "..") for seg in segments)
     assert not any(bad_char(c) for c in mp.rest)
-    assert f"{mp.root}/{mp.rest}" == mp.logical == path
+    # And it is named in NFC, and its row's keys fit DynamoDB's bounds
+    assert f"{mp.root}/{mp.rest}" == mp.logical == nfc(path)
+    assert utf8_len("DOC#" + mp.rest) <= SORT_KEY_BYTES
 
 
 @pytest.mark.parametrize(
@@ -146,6 +196,10 @@ def test_a_document_path_is_accepted_exactly_when_it_is_in_the_grammar(path: str
         "9lives/plan.md",
         "a" * 33 + "/plan.md",
         "workspace/" + "x" * MAX_PATH_BYTES,
+        "a/" + "x" * 1022,  # 1024 bytes in all, but its sort key DOC#<rest> would be 1026
+        "conversation/pl\u200ban.md",  # looks like conversation/plan.md
+        "conversation/\u202egpj.md",  # renders reversed
+        "conversation/\ufeffplan.md",
     ],
 )
 def test_paths_outside_the_grammar_are_memory_path_invalid(path: str) -> None:
@@ -173,6 +227,25 @@ def test_valid_paths_split_into_root_and_rest(path: str, root: str, rest: str) -
     assert parse_document_path(path) == MemoryPath(root, rest)
 
 
+def test_canonically_equal_spellings_are_one_path_named_in_nfc() -> None:
+    composed, decomposed = "workspace/caf\u00e9.md", "workspace/cafe\u0301.md"
+    assert parse_document_path(decomposed) == parse_document_path(composed) == MemoryPath("workspace", "caf\u00e9.md")
+    assert parse_prefix("workspace/cafe\u0301") == MemoryPath("workspace", "caf\u00e9")
+    # The Angstrom sign is canonically the letter Å
+    assert parse_document_path("workspace/\u212b.md").rest == "\u00c5.md"
+
+
+def test_the_rest_bound_is_what_the_sort_key_leaves_and_the_partition_key_cannot_overflow() -> None:
+    # The longest rest makes a sort key of exactly DynamoDB's bound
+    longest = "x" * MAX_REST_BYTES
+    parse_document_path("a/" + longest)
+    anchor = Anchor("conversation", "01990000-0000-7000-8000-00000000c0c0", "01990000-0000-7000-8000-00000000beef")
+    assert utf8_len(document(anchor, longest)[1]) == SORT_KEY_BYTES
+    # And no anchor, the longest scope word with two UUIDs, comes near the partition key's bound
+    widest = max(SCOPES, key=len)
+    assert utf8_len(anchor_pk(Anchor(widest, anchor.owner_id, anchor.speaker_id))) < PARTITION_KEY_BYTES // 16
+
+
 # ---- prefixes (grep and list filters) -----------------------------------------------------------------
 
 
@@ -184,7 +257,10 @@ def test_a_prefix_may_name_a_whole_root_or_a_folder(prefix: str, rest: str) -> N
     assert parse_prefix(prefix) == MemoryPath("workspace", rest)
 
 
-@pytest.mark.parametrize("prefix", ["", "/", "Workspace/", "workspace//", "workspace/../x", "workspace/a\\b"])
+@pytest.mark.parametrize(
+    "prefix",
+    ["", "/", "Workspace/", "workspace//", "workspace/../x", "workspace/a\\b", "workspace/a\u200b", "a/" + "x" * 1021],
+)
 def test_a_malformed_prefix_is_refused(prefix: str) -> None:
     with pytest.raises(ApiError) as info:
         parse_prefix(prefix)

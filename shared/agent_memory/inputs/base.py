@@ -28,12 +28,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from ..contract import UUID_PATTERN
 from ..errors import CATALOGUE, ApiError
-from ..ids import UUID_PATTERN, is_uuid
+from ..ids import is_uuid
 
 # Versions and revisions stay far inside DynamoDB's 38-digit numbers and JSON's exact integers.
 MAX_COUNTER = 2**53
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -92,7 +93,7 @@ def integer_schema(low: int, high: int) -> WithJsonSchema:
 
 def _name_ok(limit: int) -> Callable[[Any], bool]:
     # A lone surrogate ("\ud800" in the JSON) is not text and cannot be stored as UTF-8.
-    return lambda v: isinstance(v, str) and bool(v.strip()) and len(v) <= limit and not _SURROGATE.search(v)
+    return lambda v: isinstance(v, str) and bool(v.strip()) and len(v) <= limit and not SURROGATE.search(v)
 
 
 _UUID_SCHEMA = {"type": "string", "pattern": UUID_PATTERN}

@@ -2,12 +2,44 @@
 
 from __future__ import annotations
 
-from pydantic import JsonValue
+from typing import Annotated, Any
 
-from .base import Body, JsonObject, Name, OptionalName, OptionalUuid, Uuid
+from pydantic import JsonValue, PlainValidator, WithJsonSchema
 
-# Keys and values are judged by the directory (a provider name, or null to clear one).
-Overrides = JsonObject
+from ..directory import MAX_OVERRIDE_KEY, MAX_OVERRIDES
+from .base import SURROGATE, Body, Name, OptionalName, OptionalUuid, Uuid, coded
+
+
+def _overrides(value: Any) -> dict[str, Any]:
+    # The keys are bounded here, before anything is read: a thousand keys, or one of 100 KB, would make a
+    # workspace row past DynamoDB's 400 KB. The values (a provider name, or null to clear one) and the
+    # merged total are the directory's to judge.
+    if not isinstance(value, dict):
+        raise coded("parameter_invalid", "must be a JSON object")
+    if len(value) > MAX_OVERRIDES:
+        raise coded("parameter_invalid", f"must have at most {MAX_OVERRIDES} keys, not {len(value)}")
+    for key in value:
+        if not key or len(key) > MAX_OVERRIDE_KEY or SURROGATE.search(key) or not key.isprintable():
+            raise coded(
+                "parameter_invalid",
+                f"has the key {key[:64]!r}; a key is 1 to {MAX_OVERRIDE_KEY} printable characters, "
+                "such as 'nexus.memory'",
+            )
+    return value
+
+
+Overrides = Annotated[
+    dict[str, Any],
+    PlainValidator(_overrides),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "maxProperties": MAX_OVERRIDES,
+            "propertyNames": {"minLength": 1, "maxLength": MAX_OVERRIDE_KEY},
+            "additionalProperties": {"anyOf": [{"type": "string", "minLength": 1, "maxLength": 200}, {"type": "null"}]},
+        }
+    ),
+]
 
 
 class NamedFields(Body):

@@ -7,7 +7,10 @@ every `ApiError` becomes the seed's error body here, and anything unexpected a 5
 from __future__ import annotations
 
 import base64
+import binascii
+import functools
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,11 +18,16 @@ from typing import Any
 
 from .. import observability
 from ..budget import ORIGIN
-from ..contract import RouteSpec
+from ..contract import RouteSpec, parameter_rule, path_parameters
 from ..errors import ApiError
 from ..ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
+# No request of this API nests deeper than a handful of levels; 64 leaves room for any memory_context
+# while keeping json.loads (whose C scanner recurses per level) and every reader after it shallow.
+MAX_BODY_DEPTH = 64
+# A JSON string (skipped whole, so brackets inside text are not nesting) or one bracket.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
 @dataclass(slots=True)
@@ -56,17 +64,60 @@ def _bearer(headers: dict[str, str]) -> PresentedToken | None:
     return parse_token(token.strip())
 
 
-def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
-    raw = event.get("body")
-    if raw is None or raw == "":
-        return {}
+def _too_large() -> ApiError:
+    return ApiError("parameter_invalid", f"The request body is larger than {MAX_BODY_BYTES} bytes.")
+
+
+def _body_text(event: dict[str, Any]) -> str:
+    """The body as text, refused past MAX_BODY_BYTES of UTF-8 (what the caller sent, not characters)."""
+    raw: str = event["body"]
     if event.get("isBase64Encoded"):
+        # Four base64 characters carry three bytes: a text longer than that for the cap is refused
+        # before it is decoded at all.
+        if len(raw) > (MAX_BODY_BYTES + 2) // 3 * 4 + 4:
+            raise _too_large()
         try:
-            raw = base64.b64decode(raw).decode("utf-8")
-        except (ValueError, UnicodeDecodeError) as exc:
+            data = base64.b64decode(raw)
+        except (binascii.Error, ValueError) as exc:
+            raise ApiError("parameter_invalid", "The request body is not valid base64.") from exc
+        if len(data) > MAX_BODY_BYTES:
+            raise _too_large()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise ApiError("parameter_invalid", "The request body is not valid UTF-8.") from exc
-    if len(raw) > MAX_BODY_BYTES:
-        raise ApiError("parameter_invalid", f"The request body is larger than {MAX_BODY_BYTES} bytes.")
+    # Every character is at least one byte, so a text longer than the cap is over it without encoding.
+    # surrogateescape gives back the bytes the local gateway could not decode, one byte each.
+    if len(raw) > MAX_BODY_BYTES or len(raw.encode("utf-8", "surrogateescape")) > MAX_BODY_BYTES:
+        raise _too_large()
+    return raw
+
+
+def _nesting_ok(text: str) -> bool:
+    """True when no value nests deeper than MAX_BODY_DEPTH, counted without parsing.
+
+    Most bodies have fewer brackets than the bound, which two C-speed counts prove; otherwise one scan of
+    the tokens that matter, which stops at the first level too deep (a body 200,000 deep costs 65 steps)."""
+    if text.count("[") + text.count("{") <= MAX_BODY_DEPTH:
+        return True
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_BODY_DEPTH:
+                return False
+        elif token in ("]", "}"):
+            depth -= 1
+    return True
+
+
+def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
+    if event.get("body") is None or event.get("body") == "":
+        return {}
+    raw = _body_text(event)
+    if not _nesting_ok(raw):
+        raise ApiError("parameter_invalid", f"The request body nests deeper than {MAX_BODY_DEPTH} levels.")
     try:
         body = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError, or an integer past Python's 4300-digit parsing limit
@@ -75,6 +126,23 @@ def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ApiError("parameter_invalid", "The request body must be a JSON object.")
     return body
+
+
+@functools.cache
+def _parameter_matchers(path: str) -> tuple[tuple[str, re.Pattern[str], str], ...]:
+    # \Z, not $: Python's `$` would also accept a value ending in a newline.
+    rules = [(name, parameter_rule(name)) for name in path_parameters(path)]
+    return tuple((name, re.compile(rule.pattern[:-1] + r"\Z"), rule.description) for name, rule in rules)
+
+
+def check_path_parameters(route: RouteSpec, params: dict[str, str]) -> None:
+    """Refuse, as not_found, a path parameter outside the contract's grammar for it: such an id or name
+    can name nothing, so no storage is read (and no oversized key ever reaches DynamoDB)."""
+    for name, matcher, rule in _parameter_matchers(route.path):
+        value = params.get(name)
+        if value is None or matcher.match(value) is None:
+            shown = "nothing" if value is None else repr(value[:64])
+            raise ApiError("not_found", f"Nothing is found at this URL: {name} is {shown}, and must be {rule}.")
 
 
 def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
@@ -130,6 +198,7 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
         if route.needs_token and req.token is None:
             # No or malformed credentials answer 401 before anything else is looked at.
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
+        check_path_parameters(route, req.params)
         reply = fn(req)
     except ApiError as err:
         code = err.code

@@ -1,0 +1,64 @@
+"""The route table's own rules: every path parameter has a grammar, and the contract imports nothing."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from agent_memory import contract
+from agent_memory.contract import ROUTES, parameter_rule, path_parameters
+from agent_memory.errors import ApiError
+from agent_memory.web.glue import check_path_parameters
+
+
+def test_every_path_parameter_of_every_route_has_a_grammar() -> None:
+    for route in ROUTES:
+        for name in path_parameters(route.path):
+            rule = parameter_rule(name)
+            assert rule.pattern.startswith("^") and rule.pattern.endswith("$"), (route.name, name)
+            re.compile(rule.pattern)
+
+
+def test_the_contract_imports_only_the_standard_library() -> None:
+    tree = ast.parse(Path(contract.__file__).read_text())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or ".")])
+    }
+    assert imported <= {"__future__", "dataclasses", "typing", "re"}, imported
+
+
+ROUTE = contract.BY_NAME["conversation_memory_show"]
+WS = "01990000-0000-7000-8000-0000000000a5"
+CONV = "01990000-0000-7000-8000-0000000000c0"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"workspace_public_id": WS},  # one missing
+        {"workspace_public_id": WS, "conversation_public_id": CONV + "\n"},  # `$` would accept this
+        {"workspace_public_id": WS.upper(), "conversation_public_id": CONV},
+        {"workspace_public_id": "x" * 3000, "conversation_public_id": CONV},
+    ],
+)
+def test_a_parameter_outside_its_grammar_is_not_found(params: dict[str, str]) -> None:
+    with pytest.raises(ApiError) as info:
+        check_path_parameters(ROUTE, params)
+    assert info.value.code == "not_found" and "must be a lowercase UUID" in info.value.message
+
+
+def test_names_follow_their_own_grammar() -> None:
+    tool = contract.BY_NAME["call_tool"]
+    check_path_parameters(tool, {"execution_public_id": WS, "tool_name": "memory_read"})
+    with pytest.raises(ApiError):
+        check_path_parameters(tool, {"execution_public_id": WS, "tool_name": "Memory-Read"})
+    definition = contract.BY_NAME["definition_memory_list"]
+    check_path_parameters(definition, {"agent_name": "support-bot_2"})
+    for bad in ("", "n" * 65, "a/b", "Support", "bot\n"):
+        with pytest.raises(ApiError):
+            check_path_parameters(definition, {"agent_name": bad})
