@@ -251,6 +251,7 @@ class MemoryService:
         check_context_revision(ctx, expected_context_revision)
         data = _check_content(content)
         desc = _check_description(mp, description, given=description_given)
+        _refuse_known_stale(ctx, src, mp, expected)
         if expected is None:
             doc = self._new_version(ctx, src, mp, data, uuid7(), 0, desc)
         else:
@@ -307,6 +308,22 @@ class MemoryService:
         check_context_revision(ctx, expected_context_revision)
         pair = _require_pair(expected, "delete")
         ctx.store.commit(self._change(ctx, src, mp, pair, None, expected_context_revision))
+
+
+def _refuse_known_stale(ctx: Context, src: Source, mp: MemoryPath, expected: tuple[str, int] | None) -> None:
+    """Refuse, before any content version is stored, a write the commit would refuse as the request's own
+    batch read already shows: a create of a path that exists, a replace whose pair no longer matches.
+
+    Only a row the request has already loaded is looked at (the resolver reads the document with the
+    caller's rows): an extra read here would cost every write a request to spare a refused one an object.
+    The commit keeps its conditions, which is what holds against a writer racing in after that read.
+    """
+    loaded, current = ctx.loaded_document(src, mp.rest)
+    if not loaded:
+        return
+    now = None if current is None else (current.public_id, current.lock_version)
+    if now != expected:
+        raise stale()
 
 
 def _require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:
