@@ -23,7 +23,7 @@ from .model import (
     WriteBudget,
 )
 from .paths import MemoryPath, prefix_matches
-from .patterns import compile_pattern
+from .patterns import check_length, compile_pattern
 from .rules.access import DOORS, check_context_revision, may_change, refuse_override
 
 GREP_LINE_CAP = 500
@@ -153,8 +153,11 @@ class MemoryService:
     def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
         deadline = time.monotonic() + GREP_DEADLINE_SECONDS
         refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
-        compiled = compile_pattern(pattern, ignore_case)
+        check_length(pattern)
         plain = plain_search(pattern, ignore_case)
+        # A literal needs the engine only for a line plain_search cannot judge, so it is compiled then (a
+        # literal has no repeats: it is within every other compile bound).
+        compiled = compile_pattern(pattern, ignore_case) if plain is None else None
         sources = [ctx.source(prefix)] if prefix is not None else ctx.readable()
         rows = [
             row
@@ -171,7 +174,8 @@ class MemoryService:
                 if remaining <= 0:
                     return GrepResult(matches, "deadline")
                 try:
-                    text = pending.pop(row.document.content_key).result(timeout=remaining)
+                    # Not popped: a fork's rows share their parent's content keys, so two rows may name one.
+                    text = pending[row.document.content_key].result(timeout=remaining)
                 except TimeoutError:
                     return GrepResult(matches, "deadline")
                 if plain is not None and not _may_contain(text, pattern, ignore_case):
@@ -183,6 +187,7 @@ class MemoryService:
                         try:
                             if remaining <= 0:
                                 raise TimeoutError
+                            compiled = compiled or compile_pattern(pattern, ignore_case)
                             hit = compiled.search(line, timeout=remaining) is not None
                         except TimeoutError:
                             return GrepResult(matches, "deadline")

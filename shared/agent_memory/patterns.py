@@ -37,8 +37,7 @@ _CHILDREN = ("items", "branches", "subpattern", "yes_item", "no_item")
 
 def compile_pattern(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
     """The compiled pattern, or `parameter_invalid` with a sentence saying which bound it passes."""
-    if len(pattern) > PATTERN_MAX_CHARS:
-        raise _invalid(f"memory.pattern is longer than {PATTERN_MAX_CHARS} characters.")
+    check_length(pattern)
     flags = regex.IGNORECASE if ignore_case else 0
     _check_size(_parse(pattern, flags))
     try:
@@ -50,6 +49,12 @@ def compile_pattern(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
         # pattern text that only ever grows); purge clears it. grep is the layer's only user of `regex`.
         regex.purge()
     return compiled
+
+
+def check_length(pattern: str) -> None:
+    """The first bound, and the only one a literal (a pattern with no special characters) can pass."""
+    if len(pattern) > PATTERN_MAX_CHARS:
+        raise _invalid(f"memory.pattern is longer than {PATTERN_MAX_CHARS} characters.")
 
 
 def _parse(pattern: str, flags: int) -> Any:

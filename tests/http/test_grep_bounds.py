@@ -15,7 +15,7 @@ import regex
 from agent_memory import memory
 from agent_memory.store import CACHE, aws_clients
 
-from ..support import Api, code
+from ..support import CONV, Api, alias, bindings, code
 from .world import World, make_world
 
 
@@ -157,3 +157,17 @@ def test_a_grep_larger_than_the_cache_fetches_each_document_once(w: World, monke
     assert r.status_code == 200, r.text
     assert len(r.json()["matches"]) == 40
     assert gets["GetObject"] == 40
+
+
+def test_a_fork_bound_beside_its_parent_greps_both_copies_of_a_shared_version(w: World) -> None:
+    # Given a fork of the conversation (its rows name the parent's content versions) bound as an alias
+    assert w.api.write(w.owner, w.base, "conversation/plan.md", "ship friday").status_code == 201
+    fork = w.api.post(f"/workspaces/{w.ws}/conversations/{w.conv}/fork", w.owner, {})
+    assert fork.status_code == 201, fork.text
+    child = fork.json()["conversation"]["public_id"]
+    assert w.configure(bindings(CONV, alias(child))).status_code == 200
+    # When grepping both roots at once
+    r = w.api.grep(w.owner, w.base, "friday")
+    # Then each row is searched, though both name one content version fetched once
+    assert r.status_code == 200, r.text
+    assert [m["path"] for m in r.json()["matches"]] == ["conversation/plan.md", "group/plan.md"]
