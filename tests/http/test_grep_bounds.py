@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 import regex
 from agent_memory import memory
-from agent_memory.store import CACHE, aws_clients
+from agent_memory.store import CACHE, DynamoStore
+from agent_memory.web import services
 
 from ..support import CONV, Api, alias, bindings, code
 from .world import World, make_world
@@ -32,7 +33,10 @@ def s3_gets() -> Iterator[Counter[str]]:
     def count(event_name: str, **_: Any) -> None:
         seen[event_name.split(".", 2)[2]] += 1
 
-    _, s3 = aws_clients()
+    # The service's own client: a test that resets the store leaves the built services on theirs.
+    store = services.resolver().store
+    assert isinstance(store, DynamoStore)
+    s3 = store.s3
     s3.meta.events.register("before-call.s3.GetObject", count, unique_id="test-grep-gets")
     try:
         yield seen

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from agent_memory.store import aws_clients
+from agent_memory.store import DynamoStore
+from agent_memory.web import services
 
 from ..support import Api, code, pair
 from .runs import create, make_run, version
@@ -29,7 +30,10 @@ def s3_puts() -> Iterator[Counter[str]]:
     def count(event_name: str, **_: Any) -> None:
         seen["PutObject"] += 1
 
-    _, s3 = aws_clients()
+    # The service's own client: a test that resets the store leaves the built services on theirs.
+    store = services.resolver().store
+    assert isinstance(store, DynamoStore)
+    s3 = store.s3
     s3.meta.events.register("before-call.s3.PutObject", count, unique_id="test-prechecks-puts")
     try:
         yield seen
