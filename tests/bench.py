@@ -275,6 +275,10 @@ class Target:
     dynamodb: int
     s3: int
     note: str
+    # The counts are upper bounds: a grep stopped by its deadline fetches fewer documents.
+    at_most: bool = False
+    # The handler's own time a call may take (the worst-case grep searches megabytes by design).
+    own_ms: float = OWN_TARGET_MS
 
 
 @dataclass(frozen=True)
@@ -416,6 +420,104 @@ _BLOCK_READ = "batch read + GetItem (the group/ alias) + 1 Query per anchor, 4 i
 _BLOCK_SMALL, _BLOCK_WHOLE = 16 * 1024, 1024 * 1024
 
 
+# ---- grep's worst case: 16 bound roots (conversation, workspace and 14 read-only aliases) x 64 documents
+# x 64 KiB, 64 MiB in all, grepped with a regex that matches nothing, so every document within the request's
+# byte budget is fetched and searched. The rows and objects are seeded straight into storage (untimed):
+# 1024 writes through the handlers would take most of a --quick run.
+
+GREP_WORST = "grep worst 16x64x64K"
+GREP_ROOTS = 16
+GREP_DOCS = 64
+GREP_DOC_BYTES = 64 * 1024
+_grep_worlds: dict[int, str] = {}
+
+
+def _grep_worst_url(w: World) -> str:
+    """The grep URL of the 16-root conversation, seeding its world on first use (untimed)."""
+    url = _grep_worlds.get(id(w))
+    if url is not None:
+        return url
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent_memory.ids import now_iso, sha256_hex, uuid7
+    from agent_memory.model import Document
+    from agent_memory.store.items import doc_item, meta_item
+
+    ws = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "grep"}}, expect=201))
+    ws_id = ws["workspace"]["public_id"]
+
+    def conversation(fields: dict[str, Any]) -> str:
+        out = w.h.call(
+            Step("POST", f"/workspaces/{ws_id}/conversations", w.token, {"conversation": fields}, expect=201)
+        )
+        return str(out["conversation"]["public_id"])
+
+    others = [conversation({}) for _ in range(GREP_ROOTS - 2)]
+    bindings: list[dict[str, Any]] = [
+        {"name": "conversation", "scope": "conversation", "access": "read_write"},
+        {"name": "workspace", "scope": "workspace", "access": "read_write"},
+    ]
+    bindings += [
+        {"name": f"g{k:02d}", "scope": "conversation", "access": "read", "conversation_public_id": other}
+        for k, other in enumerate(others)
+    ]
+    conv = conversation({"memory_context": {"bindings": bindings}})
+    anchors = [Anchor("conversation", conv), Anchor("workspace", ws_id)]
+    anchors += [Anchor("conversation", other) for other in others]
+    store = get_store()
+    line = "- a line of ordinary notes, sixty-four bytes long, to be searched\n"
+    text = (line * (GREP_DOC_BYTES // len(line) + 1))[:GREP_DOC_BYTES]
+    data = text.encode()
+    docs = [
+        Document(
+            anchor,
+            f"big-{i:02d}.md",
+            uuid7(),
+            0,
+            len(data),
+            sha256_hex(data),
+            None,
+            now_iso(),
+            f"content/bench-grep/{uuid7()}",
+            "human:bench",
+        )
+        for anchor in anchors
+        for i in range(GREP_DOCS)
+    ]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(lambda d: store.put_content(d.content_key, text), docs))
+    items = [doc_item(d) for d in docs] + [meta_item(a, GREP_DOCS) for a in anchors]
+    for k in range(0, len(items), 25):
+        batch = [{"PutRequest": {"Item": it}} for it in items[k : k + 25]]
+        store.ddb.batch_write_item(RequestItems={store.table: batch})
+    CACHE.clear()
+    url = f"/workspaces/{ws_id}/conversations/{conv}/memory/grep"
+    _grep_worlds[id(w)] = url
+    return url
+
+
+def _grep_worst(w: World, i: int) -> Step:
+    return Step("POST", _grep_worst_url(w), w.token, {"memory": {"pattern": r"no such \w+ here"}})
+
+
+GREP_REASONS: Counter[str] = Counter()
+
+
+def _grep_worst_answered(w: World, i: int, out: dict[str, Any]) -> None:
+    # Why each answer stopped: the byte budget when everything within it was searched, else the deadline.
+    GREP_REASONS[str(out["truncated_reason"])] += 1
+
+
+def _grep_worst_target(cold: bool) -> Target:
+    from agent_memory.memory import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
+
+    within = GREP_BYTE_BUDGET // GREP_DOC_BYTES
+    note = (
+        f"batch reads + 1 Query per root; {'at most one S3 get per document within the budget' if cold else 'cached'}"
+    )
+    return Target(2 + GREP_ROOTS, within if cold else 0, note, at_most=True, own_ms=GREP_DEADLINE_SECONDS * 1000 + 500)
+
+
 _BATCH = "one BatchGetItem: token+workspace+member+conversation(+document)"
 _COMMIT = "S3 put + one DynamoDB commit (+ the batch read)"
 
@@ -461,6 +563,25 @@ def _unfork(w: World, i: int, out: dict[str, Any]) -> None:
         ddb.batch_write_item(RequestItems={table: batch})
 
 
+def grep_worst_note(results: list[Result]) -> None:
+    from agent_memory.memory import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
+
+    print(
+        f"\nGrep's worst case ({GREP_ROOTS} roots x {GREP_DOCS} documents x {GREP_DOC_BYTES // 1024} KiB = "
+        f"{GREP_ROOTS * GREP_DOCS * GREP_DOC_BYTES // 2**20} MiB; a {GREP_BYTE_BUDGET // 2**20} MiB byte budget and a "
+        f"{GREP_DEADLINE_SECONDS:g} s deadline):"
+    )
+    for r in results:
+        if r.verb.name == GREP_WORST:
+            total = [ms(s.total_ns) for s in r.samples]
+            gets = [s.ops.get("s3:GetObject", 0) for s in r.samples]
+            print(
+                f"  {r.label}: total p50 {pct(total, 50):.0f} ms, max {max(total):.0f} ms; "
+                f"S3 GETs {min(gets)}-{max(gets)} per call"
+            )
+    print(f"  answers, by truncated_reason: {dict(GREP_REASONS)} (every one 200)")
+
+
 def fork_vs_copy(w: World, n: int) -> None:
     """What a fork that copied content would cost instead: read and write each of the 64 versions."""
     from concurrent.futures import ThreadPoolExecutor
@@ -501,9 +622,15 @@ VERBS: list[Verb] = [
         "grep (regex)",
         Target(3, 0, "as list; contents cached"),
         _grep,
-        cold=Target(3, 12, "as list + one S3 get per document, 12 (cache empty)"),
+        cold=Target(
+            3,
+            12,
+            "as list + one S3 get per document, 12 (cache empty); fewer when the limit (100) stops the walk first",
+            at_most=True,
+        ),
     ),
     Verb("grep (literal)", Target(3, 0, "as list; contents cached"), _grep_literal),
+    Verb(GREP_WORST, _grep_worst_target(False), _grep_worst, _grep_worst_answered, cold=_grep_worst_target(True)),
     Verb("delete", Target(2, 0, "one DynamoDB commit (+ the batch read)"), _delete),
     Verb("show_conversation", Target(1, 0, "one BatchGetItem"), _show_conversation),
     Verb(
@@ -605,7 +732,10 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
     all_ok = True
     for r in results:
         text, ddb, s3 = ops_text(r.samples)
-        ok = ddb == r.target.dynamodb and s3 == r.target.s3
+        if r.target.at_most:
+            ok = ddb <= r.target.dynamodb and s3 <= r.target.s3
+        else:
+            ok = ddb == r.target.dynamodb and s3 == r.target.s3
         all_ok &= ok
         tgt = f"{r.target.dynamodb}+{r.target.s3}"
         print(
@@ -624,7 +754,7 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
     )
     print(
         f"{'verb':<24} {'n':>4} {'total p50':>9} {'total p99':>9} {'own p50':>8} {'own p99':>8} {'own/total':>9} "
-        f"{'own cpu p50':>11} {'sdk cpu p50':>11}  {judged}<{OWN_TARGET_MS:g}ms  row secs",
+        f"{'own cpu p50':>11} {'sdk cpu p50':>11}  {judged}<{OWN_TARGET_MS:g}ms* row secs",
         file=out,
     )
     for r in results:
@@ -634,7 +764,7 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
         own_cpu50 = pct([ms(s.own_cpu_ns) for s in r.samples], 50)
         own_cpu = f"{own_cpu50:>11.3f}" if cpu else f"{'-':>11}"
         sdk_cpu = f"{pct([ms(s.aws_cpu_ns) for s in r.samples], 50):>11.3f}" if cpu else f"{'-':>11}"
-        fast = (own_cpu50 if cpu else own50) < OWN_TARGET_MS
+        fast = (own_cpu50 if cpu else own50) < r.target.own_ms
         all_ok &= fast
         print(
             f"{r.label:<24} {len(r.samples):>4} {total50:>9.2f} {pct(total, 99):>9.2f} {own50:>8.3f} "
@@ -642,7 +772,12 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
             f"{'yes' if fast else 'NO':<{len(judged) + 6}}{r.seconds:>9.1f}",
             file=out,
         )
+    print(f"* or the row's own target: {', '.join(_own_targets(results)) or 'none'}", file=out)
     return all_ok
+
+
+def _own_targets(results: list[Result]) -> list[str]:
+    return sorted({f"{r.label} <{r.target.own_ms:g}ms" for r in results if r.target.own_ms != OWN_TARGET_MS})
 
 
 def machine_note(args: argparse.Namespace) -> str:
@@ -782,6 +917,8 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(Result(verb, f"{verb.name} (cold)", verb.cold, samples, time.monotonic() - t0))
                 base += cold_n
         ok = report(results, args)
+        if any(v.name == GREP_WORST for v in verbs):
+            grep_worst_note(results)
         if any(v.name == FORK_VERB for v in verbs):
             fork_vs_copy(world, MIN_N)  # a comparison: a handful of runs shows the order of magnitude
         if args.profile:

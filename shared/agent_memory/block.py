@@ -7,14 +7,25 @@ catalog is their channel.
 
 Rendering (the budget counts each included document's whole section, opening tag to closing tag):
 
-    <memory_block>
-    <document path="conversation/plan.md" written_at="2026-09-08T00:00:00.000Z">
-    ...content...
-    </document>
+    <memory_block boundary="3f9a0c2e7b1d4a65">
+    <document-3f9a0c2e7b1d4a65 path="conversation/plan.md" written_at="2026-09-08T00:00:00.000Z">
+    ...content, verbatim...
+    </document-3f9a0c2e7b1d4a65>
     <omitted reason="byte_budget">
     <document path="workspace/big.md" bytesize="70000" written_at="..."/>
     </omitted>
     </memory_block>
+
+Content is untrusted text, so it cannot be allowed to close its own element: a document containing
+`</document></memory_block>` would otherwise fake structure for every model reading the block. Each
+included document is framed by tags carrying the block's boundary, 16 hex digits that no included content
+contains: a hash of the included contents themselves (content cannot contain a hash of itself), re-drawn
+with a counter in the astronomically unlikely case one does. It is declared once on the wrapper. Only
+`</document-<boundary>>` ends a document; anything else inside is content. The boundary is deterministic,
+so the same memory renders the same block (prompt caches keep working). Content is never escaped: the
+model reads, and copies into an edit's old_text, exactly the stored text, and each section's size stays
+known from the rows (`bytesize`) before any content is read, since the tags' length does not depend on
+which boundary is drawn.
 
 The wrapper lines and the omitted index are not charged to the budget: naming what did not fit must
 never itself be cut by the budget. A conversation with no renderable document renders "".
@@ -26,7 +37,9 @@ and cached by their immutable keys, so an omitted document's body is never fetch
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -36,8 +49,9 @@ from .model import Anchor
 
 DEFAULT_BUDGET_BYTES = 16 * 1024
 MAX_BUDGET_BYTES = 1024 * 1024
-_CLOSE = "\n</document>\n"
-_CLOSE_BYTES = len(_CLOSE.encode())
+BOUNDARY_HEX = 16
+# Any boundary has this length, so a section's cost is known before the boundary is drawn.
+_SIZING_BOUNDARY = "0" * BOUNDARY_HEX
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +80,18 @@ def newest_first(entries: Iterable[Entry]) -> list[Entry]:
     return sorted(by_path, key=lambda e: e.written_at, reverse=True)
 
 
-def _open_tag(entry: Entry) -> str:
-    return f'<document path="{escape(entry.path)}" written_at="{escape(entry.written_at)}">\n'
+def _open_tag(entry: Entry, boundary: str) -> str:
+    return f'<document-{boundary} path="{escape(entry.path)}" written_at="{escape(entry.written_at)}">\n'
+
+
+def _close_tag(boundary: str) -> str:
+    return f"\n</document-{boundary}>\n"
 
 
 def section_cost(entry: Entry) -> int:
     """Bytes one included document adds to the block: its opening tag, its content and its closing tag."""
-    return len(_open_tag(entry).encode()) + entry.bytesize + _CLOSE_BYTES
+    tags = _open_tag(entry, _SIZING_BOUNDARY) + _close_tag(_SIZING_BOUNDARY)
+    return len(tags.encode()) + entry.bytesize
 
 
 def plan(entries: Iterable[Entry], budget_bytes: int) -> Plan:
@@ -87,13 +106,33 @@ def plan(entries: Iterable[Entry], budget_bytes: int) -> Plan:
     return Plan(tuple(ordered), (), used)
 
 
+def _candidate(texts: Sequence[str], attempt: int) -> str:
+    digest = hashlib.sha256(str(attempt).encode())
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        # Length-prefixed, so two different lists of texts never hash the same bytes.
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()[:BOUNDARY_HEX]
+
+
+def boundary(texts: Sequence[str]) -> str:
+    """A boundary no text contains, the same every time for the same texts."""
+    for attempt in itertools.count():
+        token = _candidate(texts, attempt)
+        if not any(token in text for text in texts):
+            return token
+    raise AssertionError("unreachable: itertools.count() never ends")
+
+
 def render(p: Plan, contents: Mapping[str, str]) -> str:
     """The block's text; `contents` maps each included entry's content_key to its text."""
     if not p.included and not p.omitted:
         return ""
-    parts = ["<memory_block>\n"]
-    for entry in p.included:
-        parts += [_open_tag(entry), contents[entry.content_key], _CLOSE]
+    texts = [contents[entry.content_key] for entry in p.included]
+    token = boundary(texts)
+    parts = [f'<memory_block boundary="{token}">\n']
+    for entry, text in zip(p.included, texts, strict=True):
+        parts += [_open_tag(entry, token), text, _close_tag(token)]
     if p.omitted:
         parts.append('<omitted reason="byte_budget">\n')
         for entry in p.omitted:

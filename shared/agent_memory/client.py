@@ -599,7 +599,7 @@ class MemoryDoor:
         limit: int | None = None,
         speaker_public_id: str | None = None,
     ) -> dict[str, Any]:
-        """{"matches": [{"path", "line_number", "text"}], "truncated"}."""
+        """{"matches": [{"path", "line_number", "text"}], "truncated", "truncated_reason"}."""
         memory = {
             "pattern": pattern,
             "ignore_case": ignore_case,

@@ -120,6 +120,14 @@ class Context:
         doc: Document | None = self.loaded[ref]
         return doc
 
+    def loaded_document(self, src: Source, rest: str) -> tuple[bool, Document | None]:
+        """(whether the request's batch reads already loaded the row, the row or None); never a request."""
+        ref = Ref.document(src.anchored, rest)
+        if ref not in self.loaded:
+            return False, None
+        doc: Document | None = self.loaded[ref]
+        return True, doc
+
     def fetch(self, refs: list[Ref]) -> None:
         """Load the refs not loaded yet, in one batch."""
         missing = [r for r in dict.fromkeys(refs) if r not in self.loaded]

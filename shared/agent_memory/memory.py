@@ -23,13 +23,17 @@ from .model import (
     Located,
 )
 from .paths import MemoryPath, prefix_matches
+from .patterns import check_length, compile_pattern
 from .rules.access import DOORS, check_context_revision, may_change, refuse_override
 
 GREP_LINE_CAP = 500
-GREP_PATTERN_MAX = 1000
-# A pattern gets this much matching time in all, across every line it searches; past it the request is
-# refused rather than holding a function (catastrophic backtracking cannot pin a Lambda).
-GREP_BUDGET_SECONDS = 0.25
+# The whole grep (listing, fetching and matching) gets this long, literal patterns included; past it the
+# answer is what was found so far, marked truncated. A pattern that compiled within its bounds always gets
+# an answer, and the Lambda's 10 s timeout is never what stops a grep.
+GREP_DEADLINE_SECONDS = 2.0
+# The content one grep may read, counted from the rows' bytesize before anything is fetched: 128 full
+# documents. Documents are searched in path order and the walk stops at the first that does not fit.
+GREP_BYTE_BUDGET = 8 * 1024 * 1024
 
 
 def plain_search(pattern: str, ignore_case: bool) -> Callable[[str], bool | None] | None:
@@ -47,6 +51,24 @@ def plain_search(pattern: str, ignore_case: bool) -> Callable[[str], bool | None
         return None
     lowered = pattern.lower()
     return lambda line: (lowered in line.lower()) if line.isascii() else None
+
+
+def _within_budget(rows: list[Located]) -> list[Located]:
+    """The rows grep reads: path order, up to the first whose content would pass the byte budget."""
+    spent = 0
+    for index, row in enumerate(rows):
+        spent += row.document.bytesize
+        if spent > GREP_BYTE_BUDGET:
+            return rows[:index]
+    return rows
+
+
+def _may_contain(text: str, pattern: str, ignore_case: bool) -> bool:
+    """False only when no line of `text` can match the literal `pattern` (every line is a substring of the
+    text); plain_search stays the judge of each line."""
+    if not ignore_case:
+        return pattern in text
+    return not text.isascii() or pattern.lower() in text.lower()
 
 
 def _check_content(content: object) -> bytes:
@@ -135,43 +157,55 @@ class MemoryService:
         return Located(mp.logical, doc, ctx.store.read_content(doc.content_key))
 
     def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
+        deadline = time.monotonic() + GREP_DEADLINE_SECONDS
         refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
-        if len(pattern) > GREP_PATTERN_MAX:
-            raise ApiError("parameter_invalid", f"memory.pattern is longer than {GREP_PATTERN_MAX} characters.")
-        try:
-            compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
-        except regex.error as exc:
-            raise ApiError("parameter_invalid", f"memory.pattern is not a valid regular expression: {exc}.") from exc
+        check_length(pattern)
+        plain = plain_search(pattern, ignore_case)
+        # A literal needs the engine only for a line plain_search cannot judge, so it is compiled then (a
+        # literal has no repeats: it is within every other compile bound).
+        compiled = compile_pattern(pattern, ignore_case) if plain is None else None
         sources = [ctx.source(prefix)] if prefix is not None else ctx.readable()
         rows = [
             row
             for row in self._documents(ctx, sources)
             if prefix is None or prefix_matches(prefix.rest, row.document.rest)
         ]
-        contents = ctx.store.read_contents([row.document.content_key for row in rows])
+        searched = _within_budget(rows)
+        # Fetched in parallel, each once; matching starts on the first document while the rest arrive.
+        pending = ctx.store.fetch_contents([row.document.content_key for row in searched])
         matches: list[GrepMatch] = []
-        deadline = time.monotonic() + GREP_BUDGET_SECONDS
-        plain = plain_search(pattern, ignore_case)
-        for row in rows:
-            for number, line in enumerate(contents[row.document.content_key].split("\n"), start=1):
-                hit = plain(line) if plain is not None else None
-                if hit is None:
-                    remaining = deadline - time.monotonic()
-                    try:
-                        if remaining <= 0:
-                            raise TimeoutError
-                        hit = compiled.search(line, timeout=remaining) is not None
-                    except TimeoutError as exc:
-                        raise ApiError(
-                            "parameter_invalid",
-                            "memory.pattern took too long to match; simplify it (avoid nested repetition).",
-                        ) from exc
-                if not hit:
+        try:
+            for row in searched:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return GrepResult(matches, "deadline")
+                try:
+                    # Not popped: a fork's rows share their parent's content keys, so two rows may name one.
+                    text = pending[row.document.content_key].result(timeout=remaining)
+                except TimeoutError:
+                    return GrepResult(matches, "deadline")
+                if plain is not None and not _may_contain(text, pattern, ignore_case):
                     continue
-                if len(matches) == limit:
-                    return GrepResult(matches, truncated=True)
-                matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
-        return GrepResult(matches, truncated=False)
+                for number, line in enumerate(text.split("\n"), start=1):
+                    hit = plain(line) if plain is not None else None
+                    if hit is None:
+                        remaining = deadline - time.monotonic()
+                        try:
+                            if remaining <= 0:
+                                raise TimeoutError
+                            compiled = compiled or compile_pattern(pattern, ignore_case)
+                            hit = compiled.search(line, timeout=remaining) is not None
+                        except TimeoutError:
+                            return GrepResult(matches, "deadline")
+                    if not hit:
+                        continue
+                    if len(matches) == limit:
+                        return GrepResult(matches, "limit")
+                    matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
+        finally:
+            for future in pending.values():
+                future.cancel()  # what the walk never reached need not be fetched
+        return GrepResult(matches, "byte_budget" if len(searched) < len(rows) else None)
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -237,6 +271,7 @@ class MemoryService:
         check_context_revision(ctx, expected_context_revision)
         data = _check_content(content)
         desc = _check_description(mp, description, given=description_given)
+        _refuse_known_stale(ctx, src, mp, expected)
         if expected is None:
             doc = self._new_version(ctx, src, mp, data, uuid7(), 0, desc)
         else:
@@ -293,6 +328,22 @@ class MemoryService:
         check_context_revision(ctx, expected_context_revision)
         pair = _require_pair(expected, "delete")
         ctx.store.commit(self._change(ctx, src, mp, pair, None, expected_context_revision))
+
+
+def _refuse_known_stale(ctx: Context, src: Source, mp: MemoryPath, expected: tuple[str, int] | None) -> None:
+    """Refuse, before any content version is stored, a write the commit would refuse as the request's own
+    batch read already shows: a create of a path that exists, a replace whose pair no longer matches.
+
+    Only a row the request has already loaded is looked at (the resolver reads the document with the
+    caller's rows): an extra read here would cost every write a request to spare a refused one an object.
+    The commit keeps its conditions, which is what holds against a writer racing in after that read.
+    """
+    loaded, current = ctx.loaded_document(src, mp.rest)
+    if not loaded:
+        return
+    now = None if current is None else (current.public_id, current.lock_version)
+    if now != expected:
+        raise stale()
 
 
 def _require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:

@@ -241,10 +241,19 @@ class GrepMatch:
     text: str
 
 
+# Why a grep answer is not the whole answer: more matches than `limit`, more content than the request
+# may read, or the request's deadline reached.
+GrepTruncation = Literal["limit", "byte_budget", "deadline"]
+
+
 @dataclass(frozen=True, slots=True)
 class GrepResult:
     matches: list[GrepMatch]
-    truncated: bool
+    truncated_reason: GrepTruncation | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.truncated_reason is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -136,7 +137,11 @@ class Store(Protocol):
 
     def read_content(self, key: str) -> str: ...
     def read_contents(self, keys: list[str]) -> dict[str, str]:
-        """Several contents fetched in parallel; immutable keys are served from the process cache."""
+        """Several contents fetched in parallel, each once; immutable keys are served from the process cache."""
+        ...
+
+    def fetch_contents(self, keys: list[str]) -> dict[str, Future[str]]:
+        """Each key's content as a future, fetched in parallel at most once; cancel what is not needed."""
         ...
 
     def put_content(self, key: str, text: str) -> None: ...

@@ -174,8 +174,13 @@ class Resolver:
         paths: tuple[MemoryPath, ...] = (),
         speaker_selector: str | None = None,
         write: bool = False,
+        late_paths: bool = True,
     ) -> Context:
-        """Open the Context of a memory door for a route's path parameters."""
+        """Open the Context of a memory door for a route's path parameters.
+
+        `late_paths=False` loads the documents of `paths` only where they ride in the first batch, never
+        in a round of their own (a write reads its row only when the read is free).
+        """
         if door == "conversation":
             return self.conversation(
                 presented,
@@ -184,6 +189,7 @@ class Resolver:
                 paths=paths,
                 speaker_selector=speaker_selector,
                 write=write,
+                late_paths=late_paths,
             )
         if door == "workspace":
             return self.workspace(
@@ -202,6 +208,7 @@ class Resolver:
         paths: tuple[MemoryPath, ...] = (),
         speaker_selector: str | None = None,
         write: bool = False,
+        late_paths: bool = True,
     ) -> Context:
         presented = require_token(presented)
         pid = presented.principal_id
@@ -224,7 +231,8 @@ class Resolver:
             access.require_write_standing(host.standing)
         speaker = access.selected_speaker(principal, got.get(Ref.speaker(speaker_selector or "")), speaker_selector)
         ctx = self.conversation_context(principal, host, speaker, got)
-        self._prefetch(ctx, paths)
+        if late_paths:
+            self._prefetch(ctx, paths)
         return ctx
 
     def conversation_context(

@@ -264,8 +264,9 @@ def schema_document(fmt: str) -> str:
 
 
 def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
-    """Document paths worth fetching with the execution, so a read or edit costs no extra round trip."""
-    if not isinstance(inp, MemoryReadInput | MemoryEditInput):
+    """Document paths worth fetching with the execution, so a read or edit costs no extra round trip and
+    a write the commit would refuse stores no content first."""
+    if not isinstance(inp, MemoryReadInput | MemoryEditInput | MemoryWriteInput):
         return ()
     try:
         return (parse_document_path(inp.path),)

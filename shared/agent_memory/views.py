@@ -53,6 +53,7 @@ def grep(result: GrepResult) -> Json:
     return {
         "matches": [{"path": m.path, "line_number": m.line_number, "text": m.text} for m in result.matches],
         "truncated": result.truncated,
+        "truncated_reason": result.truncated_reason,
     }
 
 

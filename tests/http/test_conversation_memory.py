@@ -175,7 +175,7 @@ def test_delete_answers_204_and_the_document_is_gone(w: World) -> None:
     assert r.content == b""
     assert code(w.api.show(w.owner, w.base, "conversation/plan.md")) == (404, "memory_not_found")
     assert [row["path"] for row in w.listing()] == ["conversation/keep.md"]
-    assert w.api.grep(w.owner, w.base, "bye").json() == {"matches": [], "truncated": False}
+    assert w.api.grep(w.owner, w.base, "bye").json() == {"matches": [], "truncated": False, "truncated_reason": None}
     # And the path can be created afresh, as a new document
     again = w.api.write(w.owner, w.base, "conversation/plan.md", "back")
     assert again.status_code == 201
@@ -195,7 +195,7 @@ def test_grep_matches_lines_ordered_by_path_then_line(w: World) -> None:
     r = w.api.grep(w.owner, w.base, "deadline")
     # Then matches come in path order, then line order, with 1-based line numbers
     assert r.status_code == 200, r.text
-    assert set(r.json()) == {"matches", "truncated"}
+    assert set(r.json()) == {"matches", "truncated", "truncated_reason"}
     assert r.json()["truncated"] is False
     assert r.json()["matches"] == [
         {"path": "conversation/a.md", "line_number": 1, "text": "deadline a1"},
@@ -243,6 +243,7 @@ def test_grep_limit_defaults_to_100_and_flags_truncation(w: World) -> None:
     assert len(body["matches"]) == 100
     assert body["matches"][-1]["line_number"] == 100
     assert body["truncated"] is True
+    assert body["truncated_reason"] == "limit"
 
 
 def test_grep_limit_bounds_and_exact_fit(w: World) -> None:
@@ -300,7 +301,7 @@ def test_grep_path_is_a_prefix_of_whole_segments(w: World, prefix: str, expected
 
 
 def test_grep_of_nothing_is_empty(w: World) -> None:
-    assert w.api.grep(w.owner, w.base, "x").json() == {"matches": [], "truncated": False}
+    assert w.api.grep(w.owner, w.base, "x").json() == {"matches": [], "truncated": False, "truncated_reason": None}
 
 
 # ---- the revision: every accepted change bumps it by one, reads by nothing ----------------------------

@@ -123,12 +123,26 @@ def test_after_delete_and_sweep_the_bytes_are_gone_but_content_a_fork_still_poin
 
 
 def test_a_refused_write_leaves_a_version_the_grace_period_keeps_and_a_later_sweep_removes(api: Api) -> None:
-    # Given a document, and a stale write to it that is refused after its version was stored
+    # Given a document, and a write to it that loses a race after its version was stored: the competing
+    # write lands while the loser stores its content (a refusal its own batch read could not foresee, so
+    # it is the commit that refuses; a write already stale when read is refused before its PUT)
     ada, ws, conv = api.room()
     base = conv_base(ws, conv)
     doc = api.write(ada, base, "conversation/plan.md", "current")
-    assert api.write(ada, base, "conversation/plan.md", "newer", pair(doc)).status_code == 201
-    assert code(api.write(ada, base, "conversation/plan.md", "lost race", pair(doc))) == (409, "stale_object")
+    _, s3 = aws_clients()
+    raced = threading.Event()
+
+    def competitor(**_: Any) -> None:
+        if not raced.is_set():
+            raced.set()
+            assert api.write(ada, base, "conversation/plan.md", "newer", pair(doc)).status_code == 201
+
+    s3.meta.events.register("before-call.s3.PutObject", competitor, unique_id="test-sweeper-race")
+    try:
+        lost = api.write(ada, base, "conversation/plan.md", "lost race", pair(doc))
+    finally:
+        s3.meta.events.unregister("before-call.s3.PutObject", unique_id="test-sweeper-race")
+    assert code(lost) == (409, "stale_object")
     assert "lost race" in stored_texts()
 
     # When a sweep runs with a grace period longer than the orphans' age

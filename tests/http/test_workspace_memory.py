@@ -32,6 +32,7 @@ def test_the_workspace_door_serves_every_verb_and_bumps_no_revision(w: World) ->
     assert found.json() == {
         "matches": [{"path": "workspace/team.md", "line_number": 1, "text": "deadline friday"}],
         "truncated": False,
+        "truncated_reason": None,
     }
     replaced = w.api.write(w.owner, w.ws_base, "workspace/team.md", "deadline monday", pair(made))
     assert replaced.status_code == 201 and pair(replaced)[1] == 1

@@ -518,6 +518,29 @@ def test_read_contents_fetches_each_missing_key_once(store: DynamoStore, calls: 
     assert sorted(calls) == ["s3.GetObject"] * 5
 
 
+def test_each_key_is_fetched_once_even_when_the_cache_is_smaller_than_the_working_set(
+    store: DynamoStore, calls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 20 stored versions and a cache with room for only 2 of them
+    keys = [f"content/{uuid7()}/{uuid7()}" for _ in range(20)]
+    for i, k in enumerate(keys):
+        store.put_content(k, f"document {i:02d}")
+    monkeypatch.setattr(CACHE, "_limit", 2 * (len("document 00") * 4 + 100))
+    CACHE.clear()
+    calls.clear()
+    # When all of them are read in one call
+    got = store.read_contents(keys)
+    # Then every text arrives, and S3 was asked once per key: nothing evicted was fetched again
+    assert got == {k: f"document {i:02d}" for i, k in enumerate(keys)}
+    assert sorted(calls) == ["s3.GetObject"] * 20
+    # And the futures' form answers the same, each fetched once, and may be cancelled unread
+    CACHE.clear()
+    calls.clear()
+    futures = store.fetch_contents(keys)
+    assert {k: f.result() for k, f in futures.items()} == got
+    assert sorted(calls) == ["s3.GetObject"] * 20
+
+
 def test_a_content_key_is_write_once(store: DynamoStore) -> None:
     key = f"content/{uuid7()}/{uuid7()}"
     store.put_content(key, "first")
