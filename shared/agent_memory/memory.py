@@ -126,7 +126,7 @@ class MemoryService:
         doc = ctx.document(src, mp.rest)
         if doc is None:
             raise ApiError("memory_not_found", f"There is no document at {mp.logical!r}.")
-        return Located(mp.logical, doc, ctx.store.read_content(doc.content_key))
+        return Located(mp.logical, doc, _content(ctx, mp.logical, doc))
 
     def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
         refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
@@ -143,11 +143,16 @@ class MemoryService:
             if prefix is None or prefix_matches(prefix.rest, row.document.rest)
         ]
         contents = ctx.store.read_contents([row.document.content_key for row in rows])
+        # A document whose content object is missing is skipped and named, not a failed search.
+        unreadable = tuple(row.path for row in rows if row.document.content_key not in contents)
         matches: list[GrepMatch] = []
         deadline = time.monotonic() + GREP_BUDGET_SECONDS
         plain = plain_search(pattern, ignore_case)
         for row in rows:
-            for number, line in enumerate(contents[row.document.content_key].split("\n"), start=1):
+            text = contents.get(row.document.content_key)
+            if text is None:
+                continue
+            for number, line in enumerate(text.split("\n"), start=1):
                 hit = plain(line) if plain is not None else None
                 if hit is None:
                     remaining = deadline - time.monotonic()
@@ -163,9 +168,9 @@ class MemoryService:
                 if not hit:
                     continue
                 if len(matches) == limit:
-                    return GrepResult(matches, truncated=True)
+                    return GrepResult(matches, truncated=True, unreadable=unreadable)
                 matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
-        return GrepResult(matches, truncated=False)
+        return GrepResult(matches, truncated=False, unreadable=unreadable)
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -249,7 +254,7 @@ class MemoryService:
         # A stale view refuses before any matching: the caller's passage may not be in the new text.
         if current is None or (current.public_id, current.lock_version) != pair:
             raise stale()
-        text = ctx.store.read_content(current.content_key)
+        text = _content(ctx, mp.logical, current)
         first = text.find(old_text)
         if first < 0:
             raise ApiError("memory_edit_not_found", f"old_text does not occur in {mp.logical!r}; nothing changed.")
@@ -278,6 +283,21 @@ class MemoryService:
         check_context_revision(ctx, expected_context_revision)
         pair = _require_pair(expected, "delete")
         ctx.store.commit(self._change(ctx, src, mp, pair, None, expected_context_revision))
+
+
+def _content(ctx: Context, path: str, doc: Document) -> str:
+    """A document's text; a missing content object is named with its path (this document only is broken)."""
+    try:
+        return ctx.store.read_content(doc.content_key)
+    except ApiError as exc:
+        if exc.code != "memory_content_missing":
+            raise
+        raise ApiError(
+            "memory_content_missing",
+            f"The content of {path!r} is missing from storage, so it cannot be read or edited. Write it "
+            "again with its expected_public_id and expected_lock_version to replace it, or delete it.",
+            path=path,
+        ) from exc
 
 
 def _require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:

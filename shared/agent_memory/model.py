@@ -223,6 +223,8 @@ class GrepMatch:
 class GrepResult:
     matches: list[GrepMatch]
     truncated: bool
+    # Paths searched past because their content object is missing from storage (memory_content_missing).
+    unreadable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

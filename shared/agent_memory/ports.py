@@ -115,9 +115,15 @@ class Store(Protocol):
         """`list_documents` for several anchors, queried in parallel."""
         ...
 
-    def read_content(self, key: str) -> str: ...
+    def read_content(self, key: str) -> str:
+        """One content version; ApiError `memory_content_missing` when its object is gone."""
+        ...
+
     def read_contents(self, keys: list[str]) -> dict[str, str]:
-        """Several contents fetched in parallel; immutable keys are served from the process cache."""
+        """Several contents fetched in parallel; immutable keys are served from the process cache.
+
+        A key whose object is missing is left out of the answer rather than failing the others.
+        """
         ...
 
     def put_content(self, key: str, text: str) -> None: ...
