@@ -122,10 +122,10 @@ class Refusals:
 
 
 def busy() -> ApiError:
+    # No claim that nothing changed: a verb may read again after its own write (to render its answer).
     return ApiError(
         "storage_busy",
-        "Storage is busy with other writes to the same records; nothing was changed. "
-        f"Try again in {RETRY_AFTER_SECONDS} second(s).",
+        f"Storage is busy with other requests for the same records. Try again in {RETRY_AFTER_SECONDS} second(s).",
         retry_after_seconds=RETRY_AFTER_SECONDS,
     )
 
@@ -140,7 +140,7 @@ def unavailable(*, writing: bool) -> ApiError:
         )
     return ApiError(
         "storage_unavailable",
-        "Storage did not answer; nothing was changed. Try again shortly.",
+        "Storage did not answer. Try again shortly.",
         retry_after_seconds=RETRY_AFTER_SECONDS,
     )
 
