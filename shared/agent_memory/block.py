@@ -33,6 +33,9 @@ never itself be cut by the budget. A conversation with no renderable document re
 `plan` and `render` are pure (the property tests drive them directly); `BlockService` feeds them
 from the store: one Query per bound anchor in parallel, then only the included contents, in parallel
 and cached by their immutable keys, so an omitted document's body is never fetched.
+
+A document whose content object is missing from storage (swept too early, deleted by hand) is planned
+out and named in a last, uncharged `<omitted reason="content_missing">` index; the rest still render.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 from .context import Context
@@ -71,6 +74,8 @@ class Plan:
     included: tuple[Entry, ...]
     omitted: tuple[Entry, ...]
     used_bytes: int
+    # Documents whose content object is missing from storage: planned without, and named in the block.
+    missing: tuple[Entry, ...] = ()
 
 
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
@@ -126,7 +131,7 @@ def boundary(texts: Sequence[str]) -> str:
 
 def render(p: Plan, contents: Mapping[str, str]) -> str:
     """The block's text; `contents` maps each included entry's content_key to its text."""
-    if not p.included and not p.omitted:
+    if not p.included and not p.omitted and not p.missing:
         return ""
     texts = [contents[entry.content_key] for entry in p.included]
     token = boundary(texts)
@@ -136,6 +141,15 @@ def render(p: Plan, contents: Mapping[str, str]) -> str:
     if p.omitted:
         parts.append('<omitted reason="byte_budget">\n')
         for entry in p.omitted:
+            parts.append(
+                f'<document path="{escape(entry.path)}" bytesize="{entry.bytesize}" '
+                f'written_at="{escape(entry.written_at)}"/>\n'
+            )
+        parts.append("</omitted>\n")
+    if p.missing:
+        # Named like the budget's index, and like it not charged: the model should know these exist.
+        parts.append('<omitted reason="content_missing">\n')
+        for entry in p.missing:
             parts.append(
                 f'<document path="{escape(entry.path)}" bytesize="{entry.bytesize}" '
                 f'written_at="{escape(entry.written_at)}"/>\n'
@@ -193,6 +207,18 @@ class BlockService:
         if ctx.override_provider is not None:
             # The provider's memory reaches the model through its own tools; the kernel's rows wait.
             return Block(conv.context_revision, budget_bytes, ctx.override_provider)
-        p = plan(entries_of(ctx), budget_bytes)
-        contents = ctx.store.read_contents([e.content_key for e in p.included])
+        entries = entries_of(ctx)
+        missing: list[Entry] = []
+        while True:
+            p = plan(entries, budget_bytes)
+            contents = ctx.store.read_contents([e.content_key for e in p.included])
+            gone = [e for e in p.included if e.content_key not in contents]
+            if not gone:
+                break
+            # A document whose content object is missing breaks only itself: plan again without it, so the
+            # budget it would have used goes to the next documents and the byte accounting stays exact.
+            # Each round drops at least one entry; the contents already read are cached.
+            missing += gone
+            entries = [e for e in entries if e not in gone]
+        p = replace(p, missing=tuple(missing))
         return Block(conv.context_revision, budget_bytes, None, p, render(p, contents))

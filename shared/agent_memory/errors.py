@@ -38,6 +38,9 @@ CATALOGUE: dict[str, int] = {
     "validation_failed": 422,
     "rate_limited": 429,
     "internal_error": 500,
+    "memory_content_missing": 500,
+    "storage_busy": 503,
+    "storage_unavailable": 503,
 }
 
 

@@ -154,7 +154,7 @@ class MemoryService:
         doc = ctx.document(src, mp.rest)
         if doc is None:
             raise ApiError("memory_not_found", f"There is no document at {mp.logical!r}.")
-        return Located(mp.logical, doc, ctx.store.read_content(doc.content_key))
+        return Located(mp.logical, doc, _content(ctx, mp.logical, doc))
 
     def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
         deadline = time.monotonic() + GREP_DEADLINE_SECONDS
@@ -174,16 +174,21 @@ class MemoryService:
         # Fetched in parallel, each once; matching starts on the first document while the rest arrive.
         pending = ctx.store.fetch_contents([row.document.content_key for row in searched])
         matches: list[GrepMatch] = []
+        unreadable: list[str] = []
         try:
             for row in searched:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return GrepResult(matches, "deadline")
+                    return GrepResult(matches, "deadline", tuple(unreadable))
                 try:
                     # Not popped: a fork's rows share their parent's content keys, so two rows may name one.
                     text = pending[row.document.content_key].result(timeout=remaining)
                 except TimeoutError:
-                    return GrepResult(matches, "deadline")
+                    return GrepResult(matches, "deadline", tuple(unreadable))
+                if text is None:
+                    # A document whose content object is missing is skipped and named, not a failed search.
+                    unreadable.append(row.path)
+                    continue
                 if plain is not None and not _may_contain(text, pattern, ignore_case):
                     continue
                 for number, line in enumerate(text.split("\n"), start=1):
@@ -196,16 +201,16 @@ class MemoryService:
                             compiled = compiled or compile_pattern(pattern, ignore_case)
                             hit = compiled.search(line, timeout=remaining) is not None
                         except TimeoutError:
-                            return GrepResult(matches, "deadline")
+                            return GrepResult(matches, "deadline", tuple(unreadable))
                     if not hit:
                         continue
                     if len(matches) == limit:
-                        return GrepResult(matches, "limit")
+                        return GrepResult(matches, "limit", tuple(unreadable))
                     matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
         finally:
             for future in pending.values():
                 future.cancel()  # what the walk never reached need not be fetched
-        return GrepResult(matches, "byte_budget" if len(searched) < len(rows) else None)
+        return GrepResult(matches, "byte_budget" if len(searched) < len(rows) else None, tuple(unreadable))
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -299,7 +304,7 @@ class MemoryService:
         # A stale view refuses before any matching: the caller's passage may not be in the new text.
         if current is None or (current.public_id, current.lock_version) != pair:
             raise stale()
-        text = ctx.store.read_content(current.content_key)
+        text = _content(ctx, mp.logical, current)
         first = text.find(old_text)
         if first < 0:
             raise ApiError("memory_edit_not_found", f"old_text does not occur in {mp.logical!r}; nothing changed.")
@@ -344,6 +349,21 @@ def _refuse_known_stale(ctx: Context, src: Source, mp: MemoryPath, expected: tup
     now = None if current is None else (current.public_id, current.lock_version)
     if now != expected:
         raise stale()
+
+
+def _content(ctx: Context, path: str, doc: Document) -> str:
+    """A document's text; a missing content object is named with its path (this document only is broken)."""
+    try:
+        return ctx.store.read_content(doc.content_key)
+    except ApiError as exc:
+        if exc.code != "memory_content_missing":
+            raise
+        raise ApiError(
+            "memory_content_missing",
+            f"The content of {path!r} is missing from storage, so it cannot be read or edited. Write it "
+            "again with its expected_public_id and expected_lock_version to replace it, or delete it.",
+            path=path,
+        ) from exc
 
 
 def _require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:

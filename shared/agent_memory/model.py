@@ -255,6 +255,9 @@ class GrepResult:
     def truncated(self) -> bool:
         return self.truncated_reason is not None
 
+    # Paths searched past because their content object is missing from storage (memory_content_missing).
+    unreadable: tuple[str, ...] = ()
+
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:

@@ -135,13 +135,20 @@ class Store(Protocol):
         """`list_documents` for several anchors, queried in parallel."""
         ...
 
-    def read_content(self, key: str) -> str: ...
-    def read_contents(self, keys: list[str]) -> dict[str, str]:
-        """Several contents fetched in parallel, each once; immutable keys are served from the process cache."""
+    def read_content(self, key: str) -> str:
+        """One content version; ApiError `memory_content_missing` when its object is gone."""
         ...
 
-    def fetch_contents(self, keys: list[str]) -> dict[str, Future[str]]:
-        """Each key's content as a future, fetched in parallel at most once; cancel what is not needed."""
+    def read_contents(self, keys: list[str]) -> dict[str, str]:
+        """Several contents fetched in parallel, each once; immutable keys are served from the process cache.
+
+        A key whose object is missing is left out of the answer rather than failing the others.
+        """
+        ...
+
+    def fetch_contents(self, keys: list[str]) -> dict[str, Future[str | None]]:
+        """Each key's content as a future (None when its object is missing), fetched in parallel at most
+        once; cancel what is not needed."""
         ...
 
     def put_content(self, key: str, text: str) -> None: ...

@@ -50,11 +50,15 @@ def listing(rows: list[Located]) -> list[Json]:
 
 
 def grep(result: GrepResult) -> Json:
-    return {
+    out: Json = {
         "matches": [{"path": m.path, "line_number": m.line_number, "text": m.text} for m in result.matches],
         "truncated": result.truncated,
         "truncated_reason": result.truncated_reason,
     }
+    if result.unreadable:
+        # Only when it happens: a document whose content is missing was not searched.
+        out["unreadable"] = list(result.unreadable)
+    return out
 
 
 def binding(b: FrozenBinding) -> Json:
@@ -163,7 +167,7 @@ def _omitted(e: Entry) -> Json:
 
 
 def block(b: Block) -> Json:
-    return {
+    out: Json = {
         "context_revision": b.context_revision,
         "budget_bytes": b.budget_bytes,
         "used_bytes": b.plan.used_bytes,
@@ -172,6 +176,10 @@ def block(b: Block) -> Json:
         "omitted": [_omitted(e) for e in b.plan.omitted],
         "overridden_by": b.overridden_by,
     }
+    if b.plan.missing:
+        # Only when it happens: documents left out because their content is missing from storage.
+        out["unreadable"] = [_omitted(e) for e in b.plan.missing]
+    return out
 
 
 def tool_result(r: ToolResult) -> Json:

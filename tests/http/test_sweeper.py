@@ -345,13 +345,49 @@ def test_the_sweep_command_prints_a_json_summary(api: Api, capsys: pytest.Captur
     assert api.delete(ada, conv_base(ws, conv), "conversation/gone.md", pair(doc)).status_code == 204
 
     # When `agent-memory sweep` runs against the local storage with no grace period
-    assert cli.main(["sweep", "--grace-seconds", "0", "--settle-seconds", "0"]) == 0
+    assert cli.main(["sweep", "--grace-seconds", "0", "--settle-seconds", "0", "--force"]) == 0
 
     # Then it prints one JSON summary, and the bytes are gone
     summary = json.loads(capsys.readouterr().out)
     assert summary["deleted"] == 1 and summary["listed"] == 1 and summary["dry_run"] is False
     assert summary["grace_seconds"] == 0
     assert stored_texts() == []
+
+
+@pytest.mark.parametrize("grace", ["0", "59.5"])
+def test_the_sweep_command_refuses_a_grace_below_the_commit_window_unless_forced(
+    api: Api, capsys: pytest.CaptureFixture[str], grace: str
+) -> None:
+    # Given one deleted document, whose orphan a sweep with no grace would remove
+    ada, ws, conv = api.room()
+    doc = api.write(ada, conv_base(ws, conv), "conversation/gone.md", "gone soon")
+    assert api.delete(ada, conv_base(ws, conv), "conversation/gone.md", pair(doc)).status_code == 204
+
+    # When a sweep is asked for with a grace below the floor and no --force
+    rc = cli.main(["sweep", "--grace-seconds", grace, "--settle-seconds", "0"])
+
+    # Then it exits 2 with one sentence naming the grace and the floor, and deletes nothing
+    out = capsys.readouterr()
+    assert rc == 2 and out.out == ""
+    (line,) = out.err.strip().splitlines()
+    assert f"a grace of {float(grace):g} seconds" in line and "floor of 60 seconds" in line and "--force" in line
+    assert stored_texts() == ["gone soon"]
+    # And at the floor it runs (keeping the fresh orphan), as it does below it with --force
+    assert cli.main(["sweep", "--grace-seconds", "60", "--settle-seconds", "0"]) == 0
+    assert json.loads(capsys.readouterr().out)["young"] == 1
+    assert cli.main(["sweep", "--grace-seconds", "0", "--settle-seconds", "0", "--force"]) == 0
+    assert stored_texts() == []
+
+
+def test_the_readme_sweep_example_is_safe() -> None:
+    # The README's sweep command, as a reader would copy it, must not delete a write in flight
+    readme = (ROOT / "README.md").read_text()
+    commands = [line for line in readme.split("`") if line.lstrip().startswith("AWS_ENDPOINT_URL=") and "sweep" in line]
+    assert commands, "the README shows no sweep command"
+    for command in commands:
+        words = command.split()
+        grace = float(words[words.index("--grace-seconds") + 1]) if "--grace-seconds" in words else 900.0
+        assert grace >= 60 or "--force" in words, command
 
 
 def test_the_scheduled_function_sweeps_with_the_deployments_settings(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -409,7 +445,7 @@ def test_the_sweep_command_says_plainly_when_it_cannot_reach_storage(
     reset_store()
     try:
         # When a sweep is asked for
-        rc = main(["sweep", "--grace-seconds", "0", "--settle-seconds", "0"])
+        rc = main(["sweep", "--grace-seconds", "0", "--settle-seconds", "0", "--force"])
     finally:
         monkeypatch.undo()
         reset_store()

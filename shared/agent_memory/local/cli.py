@@ -30,8 +30,18 @@ def _sweep(args: argparse.Namespace) -> int:
     import os
     from urllib.parse import urlsplit
 
-    from ..store.sweeper import sweep_configured
+    from ..store.sweeper import MIN_SAFE_GRACE_SECONDS, sweep_configured
 
+    if args.grace_seconds < MIN_SAFE_GRACE_SECONDS and not args.force:
+        # Refused before touching storage: this grace can delete a version whose write has yet to commit.
+        print(
+            f"agent-memory sweep: a grace of {args.grace_seconds:g} seconds is below the floor of "
+            f"{MIN_SAFE_GRACE_SECONDS} seconds (the longest a write takes between storing its content and "
+            "committing it), so it could delete content a write is about to point at; pass --force if no "
+            "write can be in flight.",
+            file=sys.stderr,
+        )
+        return 2
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if endpoint and urlsplit(endpoint).hostname in ("127.0.0.1", "localhost", "::1"):
         # A local emulator (the one `serve` prints as storage_url) accepts any credentials.
@@ -97,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         "--grace-seconds",
         type=_seconds,
         default=15 * 60,
-        help="keep unreferenced versions younger than this: a write may not have committed yet",
+        help="keep unreferenced versions younger than this: a write may not have committed yet "
+        "(default 900; below 60 needs --force)",
     )
     sweep.add_argument(
         "--settle-seconds",
@@ -106,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         help="wait this long after the scan before reading the fork log (longer than a fork runs)",
     )
     sweep.add_argument("--dry-run", action="store_true", help="report what would be deleted, delete nothing")
+    sweep.add_argument(
+        "--force", action="store_true", help="allow a grace below 60 seconds (only when no write can be in flight)"
+    )
     sweep.set_defaults(func=_sweep)
     mcp = sub.add_parser("mcp", help="serve one conversation's memory tools and block to an MCP client (stdio)")
     _mcp_arguments(mcp)

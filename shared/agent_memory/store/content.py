@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from botocore.exceptions import ClientError
+
 from ..errors import ApiError
 from ..lru import Lru
 from .clients import Backend
-from .errors import Refusals, attempt
+from .errors import Refusals, attempt, read
+
+# What S3 answers for a key that holds no object (GetObject, and HeadObject, which has no error body).
+_ABSENT = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
 class ContentCache(Lru[str]):
@@ -38,19 +44,35 @@ class Content(Backend):
     """Read and write content versions; a key, once written, always means the same text."""
 
     def read_content(self, key: str) -> str:
+        """One content version; `memory_content_missing` when a pointer names an object that is gone."""
         cached = CACHE.get(key)
         if cached is not None:
             return cached
-        return self._get(key)
-
-    def _get(self, key: str) -> str:
-        body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        text: str = body.decode("utf-8")
-        CACHE.put(key, text)
+        text = self._get(key)
+        if text is None:
+            raise content_missing()
         return text
 
-    def fetch_contents(self, keys: Iterable[str]) -> dict[str, Future[str]]:
-        """Each key's content as a future: cached keys already resolved, the rest fetched in parallel.
+    def _get(self, key: str) -> str | None:
+        text = self._fetch(key)
+        if text is not None:
+            CACHE.put(key, text)
+        return text
+
+    def _fetch(self, key: str) -> str | None:
+        """The object's text, or None when S3 holds no such key (swept too early, deleted by hand)."""
+        try:
+            # The body is read inside `read` too: a connection that breaks mid-body is a storage fault.
+            body: bytes = read(lambda: self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _ABSENT:
+                return None
+            raise
+        return body.decode("utf-8")
+
+    def fetch_contents(self, keys: Iterable[str]) -> dict[str, Future[str | None]]:
+        """Each key's content as a future (None when its object is missing): cached keys already resolved,
+        the rest fetched in parallel.
 
         Each key is fetched at most once per call: the text travels in its future, never back through
         the cache, so a working set larger than the cache cannot evict a text before it is read (which
@@ -59,21 +81,30 @@ class Content(Backend):
         unique = list(dict.fromkeys(keys))
         cached = {k: CACHE.get(k) for k in unique}
         missing = [k for k, text in cached.items() if text is None]
-        out: dict[str, Future[str]] = {}
+        out: dict[str, Future[str | None]] = {}
         for key in unique:
             text = cached[key]
             if text is None and len(missing) > 1:
                 out[key] = pool().submit(self._get, key)
                 continue
             # A lone missing key is fetched on the calling thread: the same wait, one thread hand-off fewer.
-            done: Future[str] = Future()
+            done: Future[str | None] = Future()
             done.set_result(text if text is not None else self._get(key))
             out[key] = done
         return out
 
     def read_contents(self, keys: Iterable[str]) -> dict[str, str]:
-        """Several contents fetched in parallel, each once; cached keys make no request."""
-        return {k: f.result() for k, f in self.fetch_contents(keys).items()}
+        """Several contents fetched in parallel, each once; cached keys make no request.
+
+        A key whose object is missing is left out of the answer, so one broken document costs its
+        reader that document only (grep and the memory block say which they skipped).
+        """
+        out: dict[str, str] = {}
+        for key, future in self.fetch_contents(keys).items():
+            text = future.result()
+            if text is not None:
+                out[key] = text
+        return out
 
     def put_content(self, key: str, text: str) -> None:
         """Store a new version; refuses `already_exists` if the key was ever written."""
@@ -87,6 +118,32 @@ class Content(Backend):
                 IfNoneMatch="*",
             ),
             ["content"],
-            Refusals({"content": lambda _: ApiError("already_exists", "That content version already exists.")}),
+            Refusals(
+                {"content": lambda _: ApiError("already_exists", "That content version already exists.")},
+                landed=lambda _: self._holds(key, text),
+            ),
         )
         CACHE.put(key, text)
+
+    def _holds(self, key: str, text: str) -> bool:
+        """Whether the object at `key` is exactly `text`: a refused put of it was an earlier send that landed.
+
+        botocore resends a PUT whose answer timed out, and If-None-Match then refuses the very object the
+        first send stored; its ETag (the MD5 of a single-part upload) tells it apart from another text.
+        """
+        try:
+            head = read(lambda: self.s3.head_object(Bucket=self.bucket, Key=key))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _ABSENT:
+                return False
+            raise
+        digest = hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+        return str(head.get("ETag", "")).strip('"') == digest
+
+
+def content_missing() -> ApiError:
+    return ApiError(
+        "memory_content_missing",
+        "This document's content is missing from storage. Write the document again with its "
+        "expected_public_id and expected_lock_version to replace it, or delete it.",
+    )

@@ -9,7 +9,7 @@ from ..errors import ApiError, stale
 from ..model import Account, Agent, Conversation, Execution, Human, Member, Speaker, TokenRow, Workspace
 from . import keys
 from .clients import Backend
-from .errors import Refusals, Step, attempt, transact
+from .errors import Refusals, Step, attempt, read, transact, write_one
 from .items import (
     Item,
     account_item,
@@ -44,15 +44,14 @@ class DirectoryWrites(Backend):
                 "Item": item,
                 "ConditionExpression": "attribute_not_exists(#pk)",
                 "ExpressionAttributeNames": {"#pk": "pk"},
+                # The old item tells a key truly taken from this very create, landed by an earlier send
+                # whose answer was lost (store/errors.py answers that one as the success it was).
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         }
 
     def _create(self, role: str, item: Item, refused: Callable[[], ApiError]) -> None:
-        attempt(
-            lambda: self.ddb.put_item(**self._new(item)["Put"]),
-            [role],
-            Refusals({role: lambda _: refused()}),
-        )
+        write_one(self.ddb, (role, self._new(item)), Refusals({role: lambda _: refused()}))
 
     def create_account(self, account: Account, human: Human, token: TokenRow) -> None:
         steps: list[Step] = [
@@ -75,11 +74,7 @@ class DirectoryWrites(Backend):
 
     def put_member(self, member: Member) -> None:
         # A second invitation changes the role: membership is a setting, not an event.
-        attempt(
-            lambda: self.ddb.put_item(TableName=self.table, Item=member_item(member)),
-            ["member"],
-            Refusals(),
-        )
+        write_one(self.ddb, ("member", {"Put": {"TableName": self.table, "Item": member_item(member)}}), Refusals())
 
     def create_conversation(self, conversation: Conversation) -> None:
         self._create(
@@ -99,8 +94,10 @@ class DirectoryWrites(Backend):
 
     def find_definition(self, steward_id: str, name: str) -> str | None:
         """The agent id of a steward's named definition, if any."""
-        resp = self.ddb.get_item(
-            TableName=self.table, Key=keys.wire(keys.definition(steward_id, name)), ConsistentRead=True
+        resp = read(
+            lambda: self.ddb.get_item(
+                TableName=self.table, Key=keys.wire(keys.definition(steward_id, name)), ConsistentRead=True
+            )
         )
         return definition_row(resp["Item"]) if "Item" in resp else None
 

@@ -19,7 +19,7 @@ from ..model import (
 from . import keys
 from .clients import Backend
 from .content import pool
-from .errors import Refusal, Refusals, Step, attempt, transact
+from .errors import Refusal, Refusals, Step, read, transact, write_one
 from .forklog import fork_log_item
 from .items import conversation_item, doc_item, doc_row, marshal, meta_item
 
@@ -38,7 +38,7 @@ class Documents(Backend):
             "ConsistentRead": True,
         }
         while True:
-            resp = self.ddb.query(**kwargs)
+            resp = read(lambda: self.ddb.query(**kwargs))
             docs.extend(doc_row(it, anchor) for it in resp.get("Items", []))
             if "LastEvaluatedKey" not in resp:
                 return docs
@@ -78,9 +78,7 @@ class Documents(Backend):
             steps += self._meter_steps(change.budget)
         refusals = _commit_refusals(change, creates)
         if len(steps) == 1:
-            ((verb, body),) = steps[0][1].items()
-            call = {"Put": self.ddb.put_item, "Delete": self.ddb.delete_item}[verb]
-            attempt(lambda: call(**body), ["document"], refusals)
+            write_one(self.ddb, steps[0], refusals)
             return
         transact(self.ddb, steps, refusals)
 
@@ -177,6 +175,8 @@ class Documents(Backend):
                         "Item": conversation_item(child),
                         "ConditionExpression": "attribute_not_exists(#pk)",
                         "ExpressionAttributeNames": {"#pk": "pk"},
+                        # The old item shows whether a refused fork was this fork, landed by an earlier send.
+                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                     }
                 },
             )
@@ -187,7 +187,8 @@ class Documents(Backend):
             steps += [("document", {"Put": {"TableName": self.table, "Item": doc_item(d, anchor)}}) for d in documents]
             entry = fork_log_item(child.public_id, [d.content_key for d in documents])
             steps.append(("forklog", {"Put": {"TableName": self.table, "Item": marshal(entry)}}))
-        # Only the child's own row is conditioned; any other cancellation stays the 500 it was.
+        # Only the child's own row is conditioned; contention is retried by the translator, and any other
+        # cancellation stays the 500 it is.
         transact(
             self.ddb,
             steps,
@@ -233,13 +234,10 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
             "memory_full",
             f"This scope already holds {MAX_DOCUMENTS_PER_ANCHOR} documents: delete or merge one first.",
         )
-    return Refusals(
-        by_role,
-        # Real DynamoDB can cancel on a concurrent transaction touching the same item: the writer's view
-        # may be outdated, so it must re-read rather than be retried blindly.
-        conflict=lambda: stale("Another write to this document was in flight: read it again, then retry."),
-        otherwise=stale,
-    )
+    # A cancellation by a concurrent transaction (TransactionConflict) or by throttling is no refusal:
+    # the translator retries it, and every condition above is checked again on each attempt, so a writer
+    # whose view went stale meanwhile is still refused as stale.
+    return Refusals(by_role, otherwise=stale)
 
 
 _SPENT = {

@@ -1,4 +1,4 @@
-"""The one place a botocore `ClientError` is read: every write goes through `attempt`.
+"""The one place a botocore error is read: every write goes through `attempt`, every read through `read`.
 
 A write names each item it sends by its ROLE ("document", "meta", "conversation", "budget", "token", ...)
 and says, in `Refusals`, what a failed condition on an item of that role means. A refusal is read the
@@ -9,24 +9,41 @@ same way whatever the request was:
 - a single-item write whose condition failed (DynamoDB's ConditionalCheckFailedException, S3's
   PreconditionFailed for If-None-Match): one reason, for the one item.
 
-The first role in `Refusals.by_role` order whose item failed its condition names the refusal, given the
-old item DynamoDB returned with it (ReturnValuesOnConditionCheckFailure=ALL_OLD), so naming it costs no
-second read. Failing that, a cancellation caused by a concurrent transaction (TransactionConflict) is
-`Refusals.conflict`'s, and anything else `Refusals.otherwise`'s.
+Only `ConditionalCheckFailed` on item i is a refusal of item i's condition. The first role in
+`Refusals.by_role` order whose item failed names the refusal, given the old item DynamoDB returned with it
+(ReturnValuesOnConditionCheckFailure=ALL_OLD), so naming it costs no second read.
+
+Everything else is read as what it is, never as a refusal:
+
+- contention (TransactionConflict, throttling, ProvisionedThroughputExceeded, RequestLimitExceeded, on
+  any item or on the request): the write is sent again, up to `PACING.retries` times with full-jitter
+  exponential backoff. That is safe because DynamoDB checks every condition again on each attempt. Past
+  the retries the answer is 503 `storage_busy` with `retry_after_seconds`;
+- no answer (a connection refused or reset, a connect or read timeout after botocore's own retries) or a
+  server-side fault (HTTP 5xx): 503 `storage_unavailable`, never retried here, since botocore already
+  retried it and a write may have landed;
+- a refused write whose old item is exactly the item this request put: an earlier send of this same
+  request landed and its answer was lost (botocore resends after a timeout). That is the write itself,
+  answered as success rather than as the `stale_object` or `already_exists` its own success would cause;
+- anything else (a validation error, a missing table) is a bug, re-raised as the 500 it is.
 """
 
 from __future__ import annotations
 
+import random
+import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from ..errors import ApiError
 from .items import unmarshal
 
-R = TypeVar("R")
+T = TypeVar("T")
 
 # What a failed condition means, given the old item (plain, as `items.unmarshal` reads it) or None
 # when there was none.
@@ -35,23 +52,50 @@ Refusal = Callable[[dict[str, Any] | None], ApiError]
 Step = tuple[str, dict[str, Any]]
 
 CONDITION_FAILED = "ConditionalCheckFailed"
-CONFLICT = "TransactionConflict"
+# Cancellation reasons that mean "the item was busy", not "its condition was false".
+CONTENTION_REASONS = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+)
+# Error codes of a whole request that mean the same (DynamoDB's, then S3's). TransactionInProgress is a
+# resend of a transaction whose first send is still running under the same ClientRequestToken.
+_BUSY = frozenset(
+    {
+        "TransactionConflictException",
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TransactionInProgressException",
+        "SlowDown",
+        "Throttling",
+    }
+)
 # Error codes that mean "a condition refused this request", as opposed to a fault: the single-item ones
 # are reported as one ConditionalCheckFailed reason for the request's one item.
 _SINGLE_REFUSALS = frozenset({"ConditionalCheckFailedException", "PreconditionFailed"})
 _CANCELLED = "TransactionCanceledException"
+# No answer from storage, after botocore's own retries: connect/read timeouts, refused or reset connections.
+_NO_ANSWER = (BotoConnectionError, HTTPClientError)
 
 
-@dataclass(frozen=True, slots=True)
-class Refusals:
-    """What a refused write means to the caller that sent it."""
+@dataclass(slots=True)
+class Pacing:
+    """How contention is retried. One per process; tests replace `sleep` so they never wait for real."""
 
-    # Role -> its refusal; when several items failed, the first role in this order names the refusal.
-    by_role: Mapping[str, Refusal] = field(default_factory=dict)
-    # A transaction cancelled by a concurrent one, when no role above explains it.
-    conflict: Callable[[], ApiError] | None = None
-    # Refused for any other reason; None re-raises the ClientError.
-    otherwise: Callable[[], ApiError] | None = None
+    retries: int = 3
+    base_seconds: float = 0.05
+    cap_seconds: float = 1.0
+    sleep: Callable[[float], None] = time.sleep
+    jitter: Callable[[], float] = random.random
+
+    def pause(self, retry: int) -> None:
+        """Full jitter: a uniform wait up to the exponential bound, so racing writers spread out."""
+        self.sleep(self.jitter() * min(self.cap_seconds, self.base_seconds * 2**retry))
+
+
+# 3 retries wait at most 0.05 + 0.1 + 0.2 s: well inside a route Lambda's 10 s, even after botocore's own.
+PACING = Pacing()
+# What a 503 storage_busy asks the caller to wait: contention on one item clears within a second or two.
+RETRY_AFTER_SECONDS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +105,63 @@ class Reason:
     role: str
     code: str
     old: dict[str, Any] | None
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Refusals:
+    """What a refused write means to the caller that sent it."""
+
+    # Role -> its refusal; when several items failed, the first role in this order names the refusal.
+    by_role: Mapping[str, Refusal] = field(default_factory=dict)
+    # A failed condition on an item no role above explains; None re-raises the ClientError.
+    otherwise: Callable[[], ApiError] | None = None
+    # Whether the refusal shows that this very write already landed (an earlier send of it whose answer
+    # was lost); such a refusal is answered as the write's success.
+    landed: Callable[[Sequence[Reason]], bool] | None = None
+
+
+def busy() -> ApiError:
+    # No claim that nothing changed: a verb may read again after its own write (to render its answer).
+    return ApiError(
+        "storage_busy",
+        f"Storage is busy with other requests for the same records. Try again in {RETRY_AFTER_SECONDS} second(s).",
+        retry_after_seconds=RETRY_AFTER_SECONDS,
+    )
+
+
+def unavailable(*, writing: bool) -> ApiError:
+    if writing:
+        return ApiError(
+            "storage_unavailable",
+            "Storage did not answer; the change may or may not have been applied. Read it again before "
+            "retrying: a write that landed makes its pair stale.",
+            retry_after_seconds=RETRY_AFTER_SECONDS,
+        )
+    return ApiError(
+        "storage_unavailable",
+        "Storage did not answer. Try again shortly.",
+        retry_after_seconds=RETRY_AFTER_SECONDS,
+    )
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code") or "")
+
+
+def _server_fault(exc: ClientError) -> bool:
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+    return int(status) >= 500 or _code(exc) in {"InternalServerError", "InternalError", "ServiceUnavailable"}
 
 
 def reasons(exc: ClientError, roles: Sequence[str]) -> list[Reason] | None:
-    """The per-item reasons of a refused request, or None when the error is not a refusal."""
-    code = exc.response.get("Error", {}).get("Code")
+    """The per-item reasons of a refused or cancelled request, or None when it is neither."""
+    code = _code(exc)
     if code == _CANCELLED:
         raw: list[dict[str, Any]] = exc.response.get("CancellationReasons") or []  # type: ignore[assignment]
         return [
-            Reason(role, r.get("Code") or "None", unmarshal(r["Item"]) if r.get("Item") else None)
-            for role, r in zip(roles, raw, strict=False)
+            Reason(role, r.get("Code") or "None", unmarshal(r["Item"]) if r.get("Item") else None, i)
+            for i, (role, r) in enumerate(zip(roles, raw, strict=False))
         ]
     if code in _SINGLE_REFUSALS:
         old = exc.response.get("Item")
@@ -79,39 +170,111 @@ def reasons(exc: ClientError, roles: Sequence[str]) -> list[Reason] | None:
 
 
 def explain(found: Sequence[Reason], refusals: Refusals) -> ApiError | None:
-    """The domain error a refusal means, or None when the caller gave it no meaning."""
+    """The domain error the failed conditions mean, or None when no condition failed (or none has a meaning)."""
     failed: dict[str, dict[str, Any] | None] = {}
     for r in found:
         if r.code == CONDITION_FAILED:
             failed.setdefault(r.role, r.old)
+    if not failed:
+        return None
     for role, refusal in refusals.by_role.items():
         if role in failed:
             return refusal(failed[role])
-    if refusals.conflict is not None and any(r.code == CONFLICT for r in found):
-        return refusals.conflict()
     return refusals.otherwise() if refusals.otherwise is not None else None
 
 
-def attempt(call: Callable[[], R], roles: Sequence[str], refusals: Refusals) -> R:
-    """Send one write whose items have `roles`; a refusal becomes the domain error `refusals` gives it.
+def attempt(call: Callable[[], dict[str, Any]], roles: Sequence[str], refusals: Refusals) -> dict[str, Any]:
+    """Send one write whose items have `roles`: retried under contention, a refusal becomes its domain error.
 
-    Retrying TransactionConflict or throttling, when it comes, belongs here: every write passes through.
+    Answers the call's response, or {} when the refusal showed that an earlier send of it had landed.
     """
+    last: ClientError | None = None
+    for retry in range(PACING.retries + 1):
+        if retry:
+            PACING.pause(retry - 1)
+        try:
+            return call()
+        except ClientError as exc:
+            found = reasons(exc, roles)
+            if found is not None:
+                if refusals.landed is not None and refusals.landed(found):
+                    return {}
+                err = explain(found, refusals)
+                if err is not None:
+                    raise err from exc
+                if any(r.code in CONTENTION_REASONS for r in found):
+                    last = exc
+                    continue
+                # Cancelled for a reason that is neither a condition nor contention (a validation error on
+                # an item, a size limit): a bug, and the 500 it should be.
+                raise
+            if _code(exc) in _BUSY:
+                last = exc
+                continue
+            if _server_fault(exc):
+                raise unavailable(writing=True) from exc
+            raise
+        except _NO_ANSWER as exc:
+            raise unavailable(writing=True) from exc
+    raise busy() from last
+
+
+def read(call: Callable[[], T]) -> T:
+    """Send one read, already retried by botocore: throttling left is `storage_busy`, silence `storage_unavailable`."""
     try:
         return call()
     except ClientError as exc:
-        found = reasons(exc, roles)
-        err = explain(found, refusals) if found is not None else None
-        if err is None:
-            # A fault, not a refusal (or one the caller gave no meaning): it stays the 500 it was.
-            raise
-        raise err from exc
+        if _code(exc) in _BUSY:
+            raise busy() from exc
+        if _server_fault(exc):
+            raise unavailable(writing=False) from exc
+        raise
+    except _NO_ANSWER as exc:
+        raise unavailable(writing=False) from exc
+
+
+def own_puts(steps: Sequence[Step]) -> Callable[[Sequence[Reason]], bool]:
+    """Whether a refusal's old item is exactly an item these steps put: the write had landed already.
+
+    Every item this service puts carries something new to its request (a uuid7 id, a content key, a token
+    digest), so no other request can have written that same item.
+    """
+    sent = {i: unmarshal(op["Put"]["Item"]) for i, (_, op) in enumerate(steps) if "Put" in op}
+
+    def landed(found: Sequence[Reason]) -> bool:
+        return any(r.code == CONDITION_FAILED and r.old is not None and sent.get(r.index) == r.old for r in found)
+
+    return landed
+
+
+def request_token() -> str:
+    """A ClientRequestToken for one logical transaction: 36 characters, DynamoDB's limit."""
+    return str(uuid.uuid4())
 
 
 def transact(ddb: Any, steps: Sequence[Step], refusals: Refusals) -> None:
-    """One TransactWriteItems of `steps`, refused as `refusals` says."""
+    """One TransactWriteItems of `steps`, refused as `refusals` says.
+
+    The token is made once per call of this function and sent with every send of it, botocore's resends
+    and the contention retries alike: a resend of a commit that landed is answered by DynamoDB's
+    idempotent replay (for 10 minutes) as that commit, and no two requests ever share a token.
+    """
+    token = request_token()
+    items = [op for _, op in steps]
     attempt(
-        lambda: ddb.transact_write_items(TransactItems=[op for _, op in steps]),
+        lambda: ddb.transact_write_items(TransactItems=items, ClientRequestToken=token),
         [role for role, _ in steps],
-        refusals,
+        refusals if refusals.landed is not None else replace(refusals, landed=own_puts(steps)),
+    )
+
+
+def write_one(ddb: Any, step: Step, refusals: Refusals) -> dict[str, Any]:
+    """One single-item write of a step ({"Put"|"Update"|"Delete": body}), refused as `refusals` says."""
+    role, op = step
+    ((verb, body),) = op.items()
+    call = {"Put": ddb.put_item, "Update": ddb.update_item, "Delete": ddb.delete_item}[verb]
+    return attempt(
+        lambda: call(**body),
+        [role],
+        refusals if refusals.landed is not None else replace(refusals, landed=own_puts([step])),
     )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..ports import Ref
 from . import keys
 from .clients import Backend
+from .errors import PACING, busy, read
 from .items import ROWS
 
 # BatchGetItem's limit of keys per request.
@@ -24,7 +26,8 @@ class Reads(Backend):
             return out
         if len(unique) == 1:
             (ref,) = unique
-            resp = self.ddb.get_item(TableName=self.table, Key=keys.wire(keys.ref_key(ref)), ConsistentRead=True)
+            key = keys.wire(keys.ref_key(ref))
+            resp = read(lambda: self.ddb.get_item(TableName=self.table, Key=key, ConsistentRead=True))
             if "Item" in resp:
                 out[ref] = ROWS[ref.kind](resp["Item"])
             return out
@@ -33,12 +36,20 @@ class Reads(Backend):
         while pending:
             chunk, pending = pending[:_BATCH], pending[_BATCH:]
             request: dict[str, Any] = {self.table: {"Keys": chunk, "ConsistentRead": True}}
-            while request:
-                resp = self.ddb.batch_get_item(RequestItems=request)
+            # DynamoDB hands back the keys it had no capacity for as UnprocessedKeys (no error, so botocore
+            # does not retry them): ask again with backoff, a bounded number of times, then say busy.
+            for retry in range(PACING.retries + 1):
+                if retry:
+                    PACING.pause(retry - 1)
+                resp = read(partial(self.ddb.batch_get_item, RequestItems=request))
                 for raw in resp.get("Responses", {}).get(self.table, []):
                     ref = by_key[(raw["pk"]["S"], raw["sk"]["S"])]
                     out[ref] = ROWS[ref.kind](raw)
                 request = resp.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+            else:
+                raise busy()
         return out
 
     def get(self, ref: Ref) -> Any:

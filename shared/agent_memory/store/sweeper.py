@@ -33,6 +33,11 @@ from .forklog import fork_log_partition, fork_log_time
 
 CONTENT_PREFIX = "content/"
 DEFAULT_GRACE_SECONDS = 15 * 60
+# The shortest grace an operator may ask for without --force. A write stores its content and then commits
+# its pointer inside one route Lambda, whose timeout is 10 s; 60 s covers that window six times over, plus
+# clock skew and S3's one-second LastModified. A younger orphan may be a write that has not committed yet,
+# and sweeping it would leave that write's pointer with no content (memory_content_missing).
+MIN_SAFE_GRACE_SECONDS = 60
 # A fork request runs inside a route Lambda whose timeout is 10 s; 30 s leaves room for clock skew.
 DEFAULT_SETTLE_SECONDS = 30
 _DELETE_BATCH = 1000

@@ -1,0 +1,486 @@
+"""Real DynamoDB refusals: contention is retried, only a failed condition is a refusal, every commit has a token.
+
+moto never cancels a transaction with TransactionConflict or throttling, and never throttles a single
+request. These tests answer the store's requests the way real DynamoDB does (a `before-call` hook that
+returns DynamoDB's exact error shapes: TransactionCanceledException with one CancellationReasons entry per
+item, or a single-request error), for every item position of every write transaction the store sends, and
+let the request through to moto once the staged faults are spent.
+
+The retry pacing's sleep is replaced (`paced`), so no test waits for real; the waits it asked for are kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from agent_memory.errors import ApiError
+from agent_memory.ids import now_iso, uuid7
+from agent_memory.model import (
+    Account,
+    Agent,
+    Anchor,
+    Conversation,
+    ConversationBump,
+    DocumentChange,
+    Human,
+    Member,
+    Meter,
+    TokenRow,
+    Workspace,
+    WriteBudget,
+)
+from agent_memory.ports import Ref
+from agent_memory.store import DynamoStore
+from agent_memory.store.errors import PACING
+from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.exceptions import ReadTimeoutError
+
+from .test_store import conversation, create, meta_count, pointer, version
+
+CONTENTION = ["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"]
+SINGLE_CONTENTION = [
+    "TransactionConflictException",
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+]
+MESSAGES = {
+    "TransactionConflict": "Transaction is ongoing for the item",
+    "ThrottlingError": "Throughput exceeds the current capacity for one or more global secondary indexes.",
+    "ProvisionedThroughputExceeded": "The level of configured provisioned throughput for the table was exceeded.",
+    "RequestLimitExceeded": "Throughput exceeds the current throughput limit for your account.",
+    "ConditionalCheckFailed": "The conditional request failed",
+}
+
+
+@pytest.fixture
+def paced(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits the retry pacing asks for, with the largest jitter; nothing sleeps."""
+    waits: list[float] = []
+    monkeypatch.setattr(PACING, "sleep", waits.append)
+    monkeypatch.setattr(PACING, "jitter", lambda: 1.0)
+    return waits
+
+
+def _error(code: str, message: str, extra: dict[str, Any] | None = None) -> tuple[AWSResponse, dict[str, Any]]:
+    parsed = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": 400}, **(extra or {})}
+    return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 400, HTTPHeaders(), None), parsed
+
+
+def cancellation(codes: list[str]) -> tuple[AWSResponse, dict[str, Any]]:
+    """DynamoDB's answer to a cancelled TransactWriteItems: one reason per item, "None" for those that passed."""
+    reasons = [{"Code": c} if c == "None" else {"Code": c, "Message": MESSAGES[c]} for c in codes]
+    return _error(
+        "TransactionCanceledException",
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{', '.join(codes)}]",
+        {"CancellationReasons": reasons},
+    )
+
+
+@dataclass
+class Sent:
+    """One TransactWriteItems the store sent: its items and token."""
+
+    items: int
+    token: str | None
+
+
+class Stage:
+    """Answer the first `times` sends of an operation with `answer(n_items)`, then let them reach moto."""
+
+    def __init__(self, store: DynamoStore, operation: str) -> None:
+        self.store = store
+        self.operation = operation
+        self.sent: list[Sent] = []
+        self.answer: Callable[[int], tuple[AWSResponse, dict[str, Any]]] | None = None
+        self.times = 0
+
+    def __call__(self, params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+        body = json.loads(params["body"])
+        self.sent.append(Sent(len(body.get("TransactItems", [None])), body.get("ClientRequestToken")))
+        if self.answer is not None and len(self.sent) <= self.times:
+            return self.answer(self.sent[-1].items)
+        return None
+
+    def arm(self, answer: Callable[[int], tuple[AWSResponse, dict[str, Any]]], times: int) -> None:
+        self.sent.clear()
+        self.answer, self.times = answer, times
+
+
+@pytest.fixture
+def stage(store: DynamoStore) -> Iterator[Callable[[str], Stage]]:
+    made: list[Stage] = []
+
+    def make(operation: str) -> Stage:
+        s = Stage(store, operation)
+        store.ddb.meta.events.register(f"before-call.dynamodb.{operation}", s, unique_id=f"stage-{operation}")
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        store.ddb.meta.events.unregister(f"before-call.dynamodb.{s.operation}", unique_id=f"stage-{s.operation}")
+
+
+# ---- every write transaction the store sends -----------------------------------------------------------
+# Each scenario prepares its rows, then answers (write, check, refusals): `write` sends the transaction,
+# `check` asserts its effect landed exactly once, `refusals[i]` is the code a failed condition on item i
+# means (None for an item that carries no condition, which DynamoDB cannot fail).
+
+Scenario = tuple[Callable[[], None], Callable[[], None], list[str | None]]
+
+
+def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: str = "conversation") -> Scenario:
+    conv = conversation(store)
+    anchor = Anchor(scope, conv.public_id if scope == "conversation" else conv.workspace_id)
+    b = ConversationBump(conv.public_id) if bump else None
+    w = WriteBudget((Meter("principal", uuid7(), 100),)) if budget else None
+    existing = create(store, anchor, "a.md") if verb != "create" else None
+    revision = store.get(Ref.conversation(conv.public_id)).context_revision
+    if verb == "create":
+        change = DocumentChange(anchor, "a.md", None, version(store, anchor, "a.md", "new"), b, w)
+    elif verb == "replace":
+        assert existing is not None
+        new = version(store, anchor, "a.md", "v1", existing.public_id, 1)
+        change = DocumentChange(anchor, "a.md", (existing.public_id, 0), new, b, w)
+    else:
+        assert existing is not None
+        change = DocumentChange(anchor, "a.md", (existing.public_id, 0), None, b, w)
+
+    def check() -> None:
+        assert pointer(store, anchor, "a.md") == change.new
+        assert meta_count(store, anchor) == (0 if verb == "delete" else 1)
+        assert store.get(Ref.conversation(conv.public_id)).context_revision == revision + (1 if bump else 0)
+
+    refusals: list[str | None] = ["stale_object"]
+    if verb != "replace":
+        refusals.append("memory_full" if verb == "create" else None)
+    if bump:
+        refusals.append("not_found")
+    if budget:
+        refusals.append("rate_limited")
+    return lambda: store.commit(change), check, refusals
+
+
+def _fork(store: DynamoStore, documents: int) -> Scenario:
+    parent = conversation(store)
+    anchor = Anchor("conversation", parent.public_id)
+    docs = [create(store, anchor, f"d{i}.md") for i in range(documents)]
+    child = Conversation(uuid7(), parent.workspace_id, parent.account_id, parent.created_by, now_iso())
+
+    def check() -> None:
+        assert store.get(Ref.conversation(child.public_id)) == child
+        copies = store.list_documents(Anchor("conversation", child.public_id))
+        assert [d.content_key for d in copies] == [d.content_key for d in docs]
+        assert meta_count(store, Anchor("conversation", child.public_id)) == (documents or None)
+
+    refusals: list[str | None] = ["already_exists"] + [None] * ((documents + 2) if documents else 0)
+    return lambda: store.fork_conversation(child, docs), check, refusals
+
+
+def _account(store: DynamoStore) -> Scenario:
+    account = Account(uuid7(), "acme", now_iso())
+    human = Human(uuid7(), account.public_id, "ada", now_iso())
+    token = TokenRow(uuid7().replace("-", ""), "human", human.public_id, account.public_id)
+
+    def check() -> None:
+        assert store.get(Ref.human(human.public_id)) == human
+
+    return lambda: store.create_account(account, human, token), check, ["already_exists"] * 3
+
+
+def _human(store: DynamoStore) -> Scenario:
+    account = uuid7()
+    human = Human(uuid7(), account, "bob", now_iso())
+    token = TokenRow(uuid7().replace("-", ""), "human", human.public_id, account)
+
+    def check() -> None:
+        assert store.get(Ref.human(human.public_id)) == human
+
+    return lambda: store.create_human(human, token), check, ["already_exists"] * 2
+
+
+def _workspace(store: DynamoStore) -> Scenario:
+    ws = Workspace(uuid7(), uuid7(), "room", now_iso())
+    member = Member(ws.public_id, "human", uuid7(), "member", now_iso())
+
+    def check() -> None:
+        assert store.get(Ref.workspace(ws.public_id)) == ws
+
+    return lambda: store.create_workspace(ws, member), check, ["already_exists"] * 2
+
+
+def _agent(store: DynamoStore, kind: str) -> Scenario:
+    agent = Agent(uuid7(), uuid7(), uuid7(), "helper", kind, None, now_iso())  # type: ignore[arg-type]
+    token = TokenRow(uuid7().replace("-", ""), "agent", agent.public_id, agent.account_id)
+
+    def check() -> None:
+        assert store.get(Ref.agent(agent.public_id)).public_id == agent.public_id
+
+    n = 3 if kind == "definition" else 2
+    return lambda: store.create_agent(agent, token), check, ["already_exists"] * n
+
+
+def _rotation(store: DynamoStore, first: bool) -> Scenario:
+    agent = Agent(uuid7(), uuid7(), uuid7(), "helper", "program", None, now_iso())
+    old = None
+    if not first:
+        old = TokenRow(uuid7().replace("-", ""), "agent", agent.public_id, agent.account_id)
+        agent.token_digest = old.digest
+    store.create_agent(agent, old)
+    new = TokenRow(uuid7().replace("-", ""), "agent", agent.public_id, agent.account_id)
+
+    def check() -> None:
+        assert store.get(Ref.agent(agent.public_id)).token_digest == new.digest
+
+    refusals: list[str | None] = ["stale_object", "stale_object"] + ([] if first else [None])
+    return lambda: store.rotate_agent_token(agent, None if first else old.digest, new), check, refusals  # type: ignore[union-attr]
+
+
+SCENARIOS: dict[str, Callable[[DynamoStore], Scenario]] = {
+    "create": lambda s: _commit(s, verb="create", bump=False, budget=False),
+    "create+bump": lambda s: _commit(s, verb="create", bump=True, budget=False),
+    "create+bump+budget": lambda s: _commit(s, verb="create", bump=True, budget=True),
+    "replace+bump": lambda s: _commit(s, verb="replace", bump=True, budget=False),
+    "replace+budget": lambda s: _commit(s, verb="replace", bump=False, budget=True, scope="workspace"),
+    "replace+bump+budget": lambda s: _commit(s, verb="replace", bump=True, budget=True),
+    "delete": lambda s: _commit(s, verb="delete", bump=False, budget=False),
+    "delete+bump+budget": lambda s: _commit(s, verb="delete", bump=True, budget=True),
+    "fork": lambda s: _fork(s, 2),
+    "fork-empty": lambda s: _fork(s, 0),
+    "account": _account,
+    "human": _human,
+    "workspace": _workspace,
+    "agent-program": lambda s: _agent(s, "program"),
+    "agent-definition": lambda s: _agent(s, "definition"),
+    "rotation-first": lambda s: _rotation(s, True),
+    "rotation": lambda s: _rotation(s, False),
+}
+# How many items each scenario's transaction has: the positions every test below walks.
+ITEMS = {
+    "create": 2,
+    "create+bump": 3,
+    "create+bump+budget": 4,
+    "replace+bump": 2,
+    "replace+budget": 2,
+    "replace+bump+budget": 3,
+    "delete": 2,
+    "delete+bump+budget": 4,
+    "fork": 5,
+    "fork-empty": 1,
+    "account": 3,
+    "human": 2,
+    "workspace": 2,
+    "agent-program": 2,
+    "agent-definition": 3,
+    "rotation-first": 2,
+    "rotation": 3,
+}
+POSITIONS = [(name, i) for name, n in ITEMS.items() for i in range(n)]
+
+
+def _one(code: str, position: int) -> Callable[[int], tuple[AWSResponse, dict[str, Any]]]:
+    def answer(n: int) -> tuple[AWSResponse, dict[str, Any]]:
+        assert position < n, f"the transaction has {n} items, not {position + 1}"
+        return cancellation(["None"] * position + [code] + ["None"] * (n - position - 1))
+
+    return answer
+
+
+@pytest.mark.parametrize("code", CONTENTION)
+@pytest.mark.parametrize(("scenario", "position"), POSITIONS)
+def test_contention_on_any_item_is_retried_and_the_write_lands_once(
+    store: DynamoStore, stage: Callable[[str], Stage], paced: list[float], scenario: str, position: int, code: str
+) -> None:
+    # Given a write transaction whose item `position` is contended for its first two sends
+    write, check, _ = SCENARIOS[scenario](store)
+    tx = stage("TransactWriteItems")
+    tx.arm(_one(code, position), times=2)
+    # When it is sent, then it is retried until it commits: 3 sends, 2 backoff waits, and it landed once
+    write()
+    assert len(tx.sent) == 3
+    assert [s.items for s in tx.sent] == [ITEMS[scenario]] * 3
+    assert len(paced) == 2
+    check()
+
+
+@pytest.mark.parametrize(("scenario", "position"), POSITIONS)
+def test_contention_that_never_clears_is_storage_busy_after_three_retries(
+    store: DynamoStore, stage: Callable[[str], Stage], paced: list[float], scenario: str, position: int
+) -> None:
+    # Given a write transaction whose item `position` stays contended (each position gets one of the codes)
+    write, _, _ = SCENARIOS[scenario](store)
+    code = CONTENTION[(position + len(scenario)) % len(CONTENTION)]
+    tx = stage("TransactWriteItems")
+    tx.arm(_one(code, position), times=1000)
+    # When it is sent, then after 1 send and 3 retries it is 503 storage_busy, asking for a wait
+    with pytest.raises(ApiError) as info:
+        write()
+    assert (info.value.code, info.value.status) == ("storage_busy", 503)
+    assert info.value.details["retry_after_seconds"] == 1
+    assert len(tx.sent) == 4
+    # And the waits are full-jitter exponential (shown at the largest jitter): 50, 100, 200 ms
+    assert paced == [0.05, 0.1, 0.2]
+
+
+@pytest.mark.parametrize(("scenario", "position"), POSITIONS)
+def test_a_failed_condition_on_an_item_is_that_items_refusal_and_is_not_retried(
+    store: DynamoStore, stage: Callable[[str], Stage], paced: list[float], scenario: str, position: int
+) -> None:
+    write, _, refusals = SCENARIOS[scenario](store)
+    expected = refusals[position]
+    if expected is None:
+        pytest.skip("this item carries no condition, so DynamoDB cannot fail it")
+    # Given item `position` failed its condition while another item was contended
+    other = "TransactionConflict"
+
+    def answer(n: int) -> tuple[AWSResponse, dict[str, Any]]:
+        codes = ["None"] * n
+        codes[position] = "ConditionalCheckFailed"
+        codes[(position + 1) % n] = other if n > 1 else "ConditionalCheckFailed"
+        return cancellation(codes)
+
+    tx = stage("TransactWriteItems")
+    tx.arm(answer, times=1000)
+    # Then the refusal is that item's, sent once: a refusal is an answer, not contention
+    with pytest.raises(ApiError) as info:
+        write()
+    assert info.value.code == expected
+    assert len(tx.sent) == 1 and paced == []
+
+
+def test_every_transaction_carries_a_request_token_stable_across_retries_and_new_per_request(
+    store: DynamoStore, stage: Callable[[str], Stage], paced: list[float]
+) -> None:
+    tokens: dict[str, set[str | None]] = {}
+    tx = stage("TransactWriteItems")
+    for name, make in SCENARIOS.items():
+        write, _, _ = make(store)
+        tx.arm(_one("TransactionConflict", 0), times=2)
+        write()
+        sent = {s.token for s in tx.sent}
+        assert len(tx.sent) == 3
+        (token,) = sent  # the same token on every send of one write
+        assert token is not None and 0 < len(token) <= 36
+        tokens[name] = sent
+    # And no two writes share one
+    assert len(set().union(*tokens.values())) == len(SCENARIOS)
+
+
+def test_a_commit_whose_answer_was_lost_is_answered_as_the_commit(store: DynamoStore) -> None:
+    # Given a create whose first send lands in moto, after which the answer is lost (a read timeout), so
+    # botocore sends it again; moto, unlike DynamoDB, ignores ClientRequestToken and cancels the resend
+    conv = conversation(store)
+    anchor = Anchor("conversation", conv.public_id)
+    change = DocumentChange(anchor, "a.md", None, version(store, anchor, "a.md", "x"), ConversationBump(conv.public_id))
+    sends: list[bytes] = []
+
+    def lose_first_answer(request: Any, **_: Any) -> None:
+        sends.append(request.body)
+        if len(sends) == 1:
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+    # moto's own before-send handler runs first (it was registered when the client was built), so this
+    # one runs after the commit applied
+    store.ddb.meta.events.register("before-send.dynamodb.TransactWriteItems", lose_first_answer, unique_id="lose")
+    try:
+        store.commit(change)
+    finally:
+        store.ddb.meta.events.unregister("before-send.dynamodb.TransactWriteItems", unique_id="lose")
+    # Then the resend carried the same token, and its refusal (the item it put is already there, exactly)
+    # was read as the commit itself: success, applied once
+    assert len(sends) == 2
+    tokens = {json.loads(b)["ClientRequestToken"] for b in sends}
+    assert len(tokens) == 1
+    assert pointer(store, anchor, "a.md") == change.new
+    assert meta_count(store, anchor) == 1
+    assert store.get(Ref.conversation(conv.public_id)).context_revision == 1
+
+
+# ---- single-item writes and reads --------------------------------------------------------------------
+
+
+def _single(store: DynamoStore, operation: str) -> tuple[Callable[[], Any], Callable[[], None]]:
+    conv = conversation(store)
+    if operation == "PutItem":
+        anchor = Anchor("workspace", conv.workspace_id)
+        existing = create(store, anchor, "a.md")
+        new = version(store, anchor, "a.md", "v1", existing.public_id, 1)
+        change = DocumentChange(anchor, "a.md", (existing.public_id, 0), new)
+
+        def put_check() -> None:
+            assert pointer(store, anchor, "a.md") == new
+
+        return lambda: store.commit(change), put_check
+
+    def update_check() -> None:
+        assert store.get(Ref.conversation(conv.public_id)).archived is True
+
+    return lambda: store.update_conversation(conv.public_id, archive=True, bump=False), update_check
+
+
+@pytest.mark.parametrize("code", SINGLE_CONTENTION)
+@pytest.mark.parametrize("operation", ["PutItem", "UpdateItem"])
+def test_a_contended_single_item_write_is_retried_then_busy(
+    store: DynamoStore, stage: Callable[[str], Stage], paced: list[float], operation: str, code: str
+) -> None:
+    write, check = _single(store, operation)
+    op = stage(operation)
+    # Contended twice, then through: 3 sends and it landed
+    op.arm(lambda _: _error(code, "busy"), times=2)
+    write()
+    assert len(op.sent) == 3
+    check()
+    # Contended for good: 4 sends, then storage_busy
+    write, _ = _single(store, operation)
+    op.arm(lambda _: _error(code, "busy"), times=1000)
+    with pytest.raises(ApiError) as info:
+        write()
+    assert info.value.code == "storage_busy" and len(op.sent) == 4
+
+
+@pytest.mark.parametrize(
+    "code", ["ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"]
+)
+@pytest.mark.parametrize("operation", ["GetItem", "BatchGetItem", "Query"])
+def test_a_read_throttled_past_botocores_retries_is_storage_busy_not_a_500(
+    store: DynamoStore, stage: Callable[[str], Stage], paced: list[float], operation: str, code: str
+) -> None:
+    conv = conversation(store)
+    reads: dict[str, Callable[[], Any]] = {
+        "GetItem": lambda: store.get(Ref.conversation(conv.public_id)),
+        "BatchGetItem": lambda: store.get_many([Ref.conversation(conv.public_id), Ref.workspace(conv.workspace_id)]),
+        "Query": lambda: store.list_documents(Anchor("conversation", conv.public_id)),
+    }
+    stage(operation).arm(lambda _: _error(code, "slow down"), times=1000)
+    with pytest.raises(ApiError) as info:
+        reads[operation]()
+    assert (info.value.code, info.value.status) == ("storage_busy", 503)
+
+
+def test_unprocessed_keys_are_asked_again_with_backoff_then_busy(
+    store: DynamoStore, stage: Callable[[str], Stage], paced: list[float]
+) -> None:
+    # Given BatchGetItem answers every key as unprocessed (no error: DynamoDB had no capacity for them)
+    conv = conversation(store)
+    refs = [Ref.conversation(conv.public_id), Ref.workspace(conv.workspace_id)]
+    batch = stage("BatchGetItem")
+
+    def unprocessed(_: int) -> tuple[AWSResponse, dict[str, Any]]:
+        keys = [{"pk": {"S": f"CONV#{conv.public_id}"}, "sk": {"S": "CONV"}}]
+        parsed = {"Responses": {}, "UnprocessedKeys": {store.table: {"Keys": keys}}}
+        return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 200, HTTPHeaders(), None), parsed
+
+    # Twice, then answered: the rows come back after two waits
+    batch.arm(unprocessed, times=2)
+    assert store.get_many(refs)[refs[0]] == conv
+    assert len(batch.sent) == 3 and len(paced) == 2
+    # For good: a bounded 4 asks, then storage_busy rather than a loop without end
+    batch.arm(unprocessed, times=1000)
+    with pytest.raises(ApiError) as info:
+        store.get_many(refs)
+    assert info.value.code == "storage_busy" and len(batch.sent) == 4
