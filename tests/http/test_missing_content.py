@@ -15,7 +15,7 @@ from typing import Any
 from agent_memory.block import Entry, section_cost
 from agent_memory.settings import settings
 from agent_memory.store import CACHE, aws_clients
-from agent_memory.store.sweeper import sweep_configured
+from agent_memory.store.sweeper import SweepReport, sweep_configured
 
 from ..support import Api, Who, code, conv_base, created, listed
 
@@ -100,7 +100,7 @@ def test_a_sweep_with_no_grace_during_a_write_leaves_that_document_broken_and_th
     base = conv_base(ws, conv)
     created(api.write(ada, base, "conversation/kept.md", "kept"))
     ddb, _ = aws_clients()
-    reports = []
+    reports: list[SweepReport] = []
 
     def sweep_first(**_: Any) -> None:
         if not reports:
