@@ -15,12 +15,12 @@ from typing import Any
 from agent_memory.block import Entry, section_cost
 from agent_memory.settings import settings
 from agent_memory.store import CACHE, aws_clients
-from agent_memory.store.sweeper import sweep_configured
+from agent_memory.store.sweeper import SweepReport, sweep_configured
 
 from ..support import Api, Who, code, conv_base, created, listed
 
 
-def content_key(api: Api, who: Who, base: str, path: str) -> str:
+def content_key(path: str) -> str:
     """The content key of a document's current version, read from its pointer row in the table."""
     ddb, _ = aws_clients()
     rest = path.split("/", 1)[1]
@@ -54,7 +54,7 @@ def test_a_missing_content_object_breaks_only_its_document(api: Api) -> None:
     (newest, _) = full["included"]
     assert newest["path"] == "conversation/b.md"
     one = section_cost(Entry(newest["path"], newest["bytesize"], newest["written_at"]))
-    lose(content_key(api, ada, base, "conversation/b.md"))
+    lose(content_key("conversation/b.md"))
 
     # Then show and edit answer their own code, naming the document, and change nothing
     shown = api.show(ada, base, "conversation/b.md")
@@ -100,7 +100,7 @@ def test_a_sweep_with_no_grace_during_a_write_leaves_that_document_broken_and_th
     base = conv_base(ws, conv)
     created(api.write(ada, base, "conversation/kept.md", "kept"))
     ddb, _ = aws_clients()
-    reports: list[Any] = []
+    reports: list[SweepReport] = []
 
     def sweep_first(**_: Any) -> None:
         if not reports:

@@ -437,6 +437,7 @@ def test_the_sweep_command_says_plainly_when_it_cannot_reach_storage(
 
     from agent_memory.local.cli import main
     from agent_memory.store import reset_store
+    from agent_memory.web.services import reset_services
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -449,6 +450,9 @@ def test_the_sweep_command_says_plainly_when_it_cannot_reach_storage(
     finally:
         monkeypatch.undo()
         reset_store()
+        # The gateway's services hold the store they were built with: rebuild them on the same new clients,
+        # or later tests' hooks on `aws_clients()` would watch clients no handler uses.
+        reset_services()
     # Then it exits 2 with one line naming what to set, and no traceback
     err = capsys.readouterr().err
     assert rc == 2
