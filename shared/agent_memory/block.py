@@ -129,6 +129,19 @@ def boundary(texts: Sequence[str]) -> str:
     raise AssertionError("unreachable: itertools.count() never ends")
 
 
+def _index(reason: str, entries: Sequence[Entry]) -> list[str]:
+    """The uncharged index naming documents the block holds no text of, and why."""
+    if not entries:
+        return []
+    lines = [f'<omitted reason="{reason}">\n']
+    lines += [
+        f'<document path="{escape(e.path)}" bytesize="{e.bytesize}" written_at="{escape(e.written_at)}"/>\n'
+        for e in entries
+    ]
+    lines.append("</omitted>\n")
+    return lines
+
+
 def render(p: Plan, contents: Mapping[str, str]) -> str:
     """The block's text; `contents` maps each included entry's content_key to its text."""
     if not p.included and not p.omitted and not p.missing:
@@ -138,23 +151,9 @@ def render(p: Plan, contents: Mapping[str, str]) -> str:
     parts = [f'<memory_block boundary="{token}">\n']
     for entry, text in zip(p.included, texts, strict=True):
         parts += [_open_tag(entry, token), text, _close_tag(token)]
-    if p.omitted:
-        parts.append('<omitted reason="byte_budget">\n')
-        for entry in p.omitted:
-            parts.append(
-                f'<document path="{escape(entry.path)}" bytesize="{entry.bytesize}" '
-                f'written_at="{escape(entry.written_at)}"/>\n'
-            )
-        parts.append("</omitted>\n")
-    if p.missing:
-        # Named like the budget's index, and like it not charged: the model should know these exist.
-        parts.append('<omitted reason="content_missing">\n')
-        for entry in p.missing:
-            parts.append(
-                f'<document path="{escape(entry.path)}" bytesize="{entry.bytesize}" '
-                f'written_at="{escape(entry.written_at)}"/>\n'
-            )
-        parts.append("</omitted>\n")
+    parts += _index("byte_budget", p.omitted)
+    # Named like the budget's index, and like it not charged: the model should know these exist.
+    parts += _index("content_missing", p.missing)
     parts.append("</memory_block>\n")
     return "".join(parts)
 
