@@ -5,43 +5,19 @@ from __future__ import annotations
 
 import resource
 import time
-from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import pytest
 import regex
 from agent_memory import memory
-from agent_memory.store import CACHE, DynamoStore
-from agent_memory.web import services
+from agent_memory.store import CACHE
 
 from ..support import CONV, Api, alias, bindings, code
-from .world import World, make_world
+from .world import World, make_world, s3_calls
 
 
 @pytest.fixture
 def w(api: Api) -> World:
     return make_world(api)
-
-
-@contextmanager
-def s3_gets() -> Iterator[Counter[str]]:
-    """Count the S3 GETs the service makes meanwhile (the gateway runs the handlers in this process)."""
-    seen: Counter[str] = Counter()
-
-    def count(event_name: str, **_: Any) -> None:
-        seen[event_name.split(".", 2)[2]] += 1
-
-    # The service's own client: a test that resets the store leaves the built services on theirs.
-    store = services.resolver().store
-    assert isinstance(store, DynamoStore)
-    s3 = store.s3
-    s3.meta.events.register("before-call.s3.GetObject", count, unique_id="test-grep-gets")
-    try:
-        yield seen
-    finally:
-        s3.meta.events.unregister("before-call.s3.GetObject", unique_id="test-grep-gets")
 
 
 def peak_rss_mib() -> float:
@@ -133,7 +109,7 @@ def test_past_the_byte_budget_grep_searches_a_path_order_prefix_and_fetches_only
     monkeypatch.setattr(memory, "GREP_BYTE_BUDGET", 2500)
     CACHE.clear()
     # When grepping for them
-    with s3_gets() as gets:
+    with s3_calls("GetObject") as gets:
         r = w.api.grep(w.owner, w.base, "needle")
     # Then the first two documents by path are searched, the answer says why it stopped, and the
     # documents past the budget were never fetched
@@ -155,7 +131,7 @@ def test_a_grep_larger_than_the_cache_fetches_each_document_once(w: World, monke
     monkeypatch.setattr(CACHE, "_limit", 4 * (len(text) * 4 + 200))
     CACHE.clear()
     # When grepping all of them
-    with s3_gets() as gets:
+    with s3_calls("GetObject") as gets:
         r = w.api.grep(w.owner, w.base, r"doc \d+$")
     # Then every document is searched, and each was fetched from S3 exactly once
     assert r.status_code == 200, r.text

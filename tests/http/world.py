@@ -7,11 +7,16 @@ hashes are stored, content versions are immutable objects) without going through
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
 import requests
+from agent_memory.store import DynamoStore
+from agent_memory.web import services
 from boto3.dynamodb.types import TypeDeserializer
 
 from ..support import Api, Who, conv_base, ws_base
@@ -135,3 +140,22 @@ def document_item(scope: str, owner_id: str, rest: str) -> dict[str, Any] | None
         if item.get("sk") == f"DOC#{rest}" and str(item.get("pk", "")).endswith(f"{scope}#{owner_id}"):
             return item
     return None
+
+
+@contextmanager
+def s3_calls(operation: str) -> Iterator[Counter[str]]:
+    """Count the service's S3 `operation` requests meanwhile (the gateway runs the handlers in this process)."""
+    seen: Counter[str] = Counter()
+
+    def count(**_: Any) -> None:
+        seen[operation] += 1
+
+    # The service's own client: a test that resets the store leaves the built services on theirs.
+    store = services.resolver().store
+    assert isinstance(store, DynamoStore)
+    event = f"before-call.s3.{operation}"
+    store.s3.meta.events.register(event, count, unique_id="test-world-s3-calls")
+    try:
+        yield seen
+    finally:
+        store.s3.meta.events.unregister(event, unique_id="test-world-s3-calls")
