@@ -6,7 +6,7 @@ client and the OpenAPI description. Adding a route is one entry here, its handle
 
 Names are written out in full, never built, so a search for `conversation_memory_write` finds its entry.
 `handler` is "<module>:<function>" under `agent_memory.web.handlers`; `request` names the body model in
-`agent_memory.inputs` (None: the route reads no body), `response` the view in `agent_memory.views`;
+`agent_memory.inputs` (None: the route reads no body);
 `status` is the success status and `query` the query parameters the handler reads (the OpenAPI
 document, openapi.py, publishes both).
 """
@@ -77,7 +77,6 @@ class RouteSpec:
     handler: str
     door: Door | None = None
     request: str | None = None
-    response: str | None = None
     content: Content = "none"
     status: int = 200
     query: tuple[str, ...] = ()
@@ -101,12 +100,11 @@ def _r(
     *,
     door: Door | None = None,
     request: str | None = None,
-    response: str | None = None,
     content: Content = "none",
     status: int = 200,
     query: tuple[str, ...] = (),
 ) -> RouteSpec:
-    return RouteSpec(name, method, path, access, handler, door, request, response, content, status, query)
+    return RouteSpec(name, method, path, access, handler, door, request, content, status, query)
 
 
 CONV_MEMORY: Final = f"{CONV}/memory"

@@ -4,8 +4,8 @@ Every door, tool, the memory block, the directory and executions ask here; nothi
 reaches what. The resolver loads rows and hands them in; these functions read rows and raise the
 catalogue's refusals, and never do I/O.
 
-Adding a door: an entry in `DOORS` (and the route contract). Adding a verb: a name in `Verb` and, if it
-changes rows, in `CHANGES`.
+Adding a door: an entry in `DOORS` (and the route contract). A verb that changes rows asks `may_change`
+before it stores anything.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from ..paths import MemoryPath, check_skill_path
 from ..ports import Ref
 
 Standing = Literal["write", "read"]
-Verb = Literal["list", "show", "grep", "write", "edit", "delete", "skills", "block", "configure"]
-CHANGES: frozenset[Verb] = frozenset({"write", "edit", "delete", "configure"})
 
 
 @dataclass(frozen=True, slots=True)
