@@ -19,10 +19,13 @@ CATALOGUE: dict[str, int] = {
     "memory_reserved_prefix": 403,
     "not_found": 404,
     "memory_not_found": 404,
+    "memory_version_not_found": 404,
     "stale_object": 409,
     "conversation_archived": 409,
     "execution_expired": 409,
     "memory_overridden": 409,
+    "memory_version_redacted": 409,
+    "memory_version_current": 409,
     "already_exists": 409,
     "memory_path_invalid": 422,
     "memory_scope_unavailable": 422,
@@ -74,3 +77,18 @@ def stale(
     "expected_public_id and expected_lock_version.",
 ) -> ApiError:
     return ApiError("stale_object", message)
+
+
+def version_not_found(lock_version: int) -> ApiError:
+    return ApiError(
+        "memory_version_not_found",
+        f"This document has no version {lock_version} in its history (the history keeps the most recent "
+        "versions only): list the versions to see which exist.",
+    )
+
+
+def version_redacted(lock_version: int) -> ApiError:
+    return ApiError(
+        "memory_version_redacted",
+        f"Version {lock_version} was redacted: its text is gone, so it cannot be restored or promoted.",
+    )

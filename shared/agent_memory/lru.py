@@ -41,3 +41,10 @@ class Lru(Generic[V]):
         with self._lock:
             self._items.clear()
             self._size = 0
+
+    def discard(self, key: str) -> None:
+        """Forget one key (a redacted version's text must not outlive its object here)."""
+        with self._lock:
+            value = self._items.pop(key, None)
+            if value is not None:
+                self._size -= self._cost(value)

@@ -13,6 +13,9 @@ MAX_DOCUMENT_BYTES = 64 * 1024
 MAX_DESCRIPTION_BYTES = 1024
 # How long an execution's tools answer after it starts, unless the deployment says otherwise.
 DEFAULT_EXECUTION_TTL_SECONDS = 24 * 3600
+# Versions a document keeps, its current one included (AGENT_MEMORY_VERSIONS_KEPT overrides it).
+DEFAULT_VERSIONS_KEPT = 100
+MAX_VERSIONS_KEPT = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,9 @@ class TokenRow:
     principal_kind: PrincipalKind
     principal_id: str
     account_id: str
+    # The principal's name, kept with the token so a write can name its author without another read
+    # (None on a token row written before it was kept).
+    principal_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,17 @@ class Principal:
     kind: PrincipalKind
     public_id: str
     account_id: str
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """Who made a version: the principal whose token made the change, and the run it came through."""
+
+    kind: PrincipalKind
+    public_id: str
+    name: str | None = None
+    execution_public_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -120,6 +137,8 @@ class Conversation:
     memory_context: dict[str, Any] | None = None
     answering_agent_id: str | None = None
     parent_public_id: str | None = None
+    # Epoch seconds of the last fork of this conversation that copied documents (None: never forked).
+    forked_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +184,8 @@ class Execution:
     expires_at: int = 0
     # SHA-256 of the secret handed out once at creation: what the in-account tool function accepts.
     secret_digest: str | None = None
+    # The principal's name when the execution began: the author name of the versions its tools write.
+    principal_name: str | None = None
 
 
 @dataclass(slots=True)
@@ -178,7 +199,82 @@ class Document:
     description: str | None
     written_at: str
     content_key: str
-    author: str
+    author: Author
+
+
+Operation = Literal["write", "edit", "rollback", "promote", "fork", "merge"]
+
+
+@dataclass(frozen=True, slots=True)
+class PromotedFrom:
+    """The version a promote copied: where it lives and which one it was."""
+
+    anchor_public_id: str
+    path: str
+    public_id: str
+    lock_version: int
+
+
+@dataclass(slots=True)
+class Version:
+    """One immutable version of a document, as its history records it.
+
+    `content_key` is None once the version is redacted: its bytes are gone, the record (who, when, the
+    hash) stays. `recorded_at` is when the record was stored (epoch seconds): the sweeper's grace is
+    counted from it, since a fork's version keeps the `written_at` of the version it inherited.
+    """
+
+    anchor: Anchor
+    rest: str
+    public_id: str
+    lock_version: int
+    bytesize: int
+    sha256: str
+    description: str | None
+    written_at: str
+    content_key: str | None
+    author: Author
+    operation: Operation
+    recorded_at: float
+    overwrote_concurrent_edit: bool = False
+    rolled_back_from: int | None = None
+    promoted_from: PromotedFrom | None = None
+    forked_from: str | None = None  # the parent conversation's public id
+    redacted_at: str | None = None
+    redacted_by: Author | None = None
+
+    @property
+    def redacted(self) -> bool:
+        return self.content_key is None
+
+    @classmethod
+    def of(cls, doc: Document, operation: Operation, recorded_at: float, **extra: Any) -> Version:
+        """The record of the version a document row now points at."""
+        return cls(
+            doc.anchor,
+            doc.rest,
+            doc.public_id,
+            doc.lock_version,
+            doc.bytesize,
+            doc.sha256,
+            doc.description,
+            doc.written_at,
+            doc.content_key,
+            doc.author,
+            operation,
+            recorded_at,
+            **extra,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class VersionCheck:
+    """A version a commit relies on (a rollback's source): it must still be this document's, unredacted."""
+
+    anchor: Anchor
+    rest: str
+    public_id: str
+    lock_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +316,12 @@ class DocumentChange:
     # A change through a root aliasing another conversation moves that conversation too (its next reply
     # changes as well), and is refused in the same commit if it was archived meanwhile.
     alias: ConversationBump | None = None
+    # The new version's history record, stored in the same commit, and the lock_version of the one record
+    # that falls out of the retention bound with it (pruned in the same commit).
+    version: Version | None = None
+    prune: int | None = None
+    # A version the change copies (a rollback's source), checked in the same commit.
+    requires: VersionCheck | None = None
 
 
 # ---- what the verbs answer (views.py turns these into the wire JSON) ----------------------------------
@@ -232,6 +334,24 @@ class Located:
     path: str
     document: Document
     content: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionPage:
+    """One page of a document's history, newest first, and where the next page starts (None: no more)."""
+
+    path: str
+    versions: list[Version]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShownVersion:
+    """One version with its text (None once redacted)."""
+
+    path: str
+    version: Version
+    content: str | None
 
 
 @dataclass(frozen=True, slots=True)

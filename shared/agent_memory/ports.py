@@ -10,6 +10,7 @@ from .model import (
     Account,
     Agent,
     Anchor,
+    Author,
     Conversation,
     Document,
     DocumentChange,
@@ -18,6 +19,7 @@ from .model import (
     Member,
     Speaker,
     TokenRow,
+    Version,
     Workspace,
     WriteBudget,
 )
@@ -70,6 +72,10 @@ class Ref:
     @staticmethod
     def document(anchor: Anchor, rest: str) -> Ref:
         return Ref("document", anchor.key, rest)
+
+    @staticmethod
+    def version(anchor: Anchor, rest: str, lock_version: int) -> Ref:
+        return Ref("version", anchor.key, f"{lock_version}#{rest}")
 
 
 class Store(Protocol):
@@ -156,6 +162,29 @@ class Store(Protocol):
         """Apply one conditional change in one request, or refuse it and change nothing."""
         ...
 
-    def fork_conversation(self, child: Conversation, documents: list[Document]) -> None:
-        """Create the child conversation and copies of the pointer rows in one transaction."""
+    def fork_conversation(
+        self,
+        child: Conversation,
+        documents: list[Document],
+        versions: list[Version],
+        budget: WriteBudget | None,
+        forked_at: float,
+    ) -> None:
+        """Create the child conversation and copies of the pointer rows in one transaction (its first
+        history records and the write budget go in one request before it)."""
+        ...
+
+    # --- versions ---
+    def list_versions(self, anchor: Anchor, rest: str, low: int, high: int, limit: int) -> list[Version]:
+        """Up to `limit` history records of one path numbered `low`..`high`, newest first."""
+        ...
+
+    def redact_version(
+        self, version: Version, expected: tuple[str, int], by: Author, at: str, budget: WriteBudget | None
+    ) -> None:
+        """Drop a record's content key if the document still holds `expected` (else `stale_object`)."""
+        ...
+
+    def delete_content(self, key: str) -> None:
+        """Delete one content object now."""
         ...

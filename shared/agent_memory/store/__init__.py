@@ -1,8 +1,8 @@
 """Storage: the DynamoDB + S3 store behind the domain's `Store` port.
 
 The parts change for different reasons: `keys` (the table layout), `items` (rows <-> items), `errors`
-(every botocore error read in one place), `reads`, `directory`, `documents` (with `forklog`) and
-`content`; `DynamoStore` is all of them over one table and one bucket.
+(every botocore error read in one place), `reads`, `directory`, `documents` (with `forklog`), `versions`
+and `content`; `DynamoStore` is all of them over one table and one bucket.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from ..settings import settings
 from .clients import aws_clients
 from .content import CACHE, Content
 from .directory import DirectoryWrites
-from .documents import Documents
 from .reads import Reads
+from .versions import Versions
 
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 
 
-class DynamoStore(Reads, DirectoryWrites, Documents, Content):
+class DynamoStore(Reads, DirectoryWrites, Versions, Content):
     """The production store: one DynamoDB table and one S3 bucket (implements `ports.Store`)."""
 
 

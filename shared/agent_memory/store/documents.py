@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import ApiError, stale
+from ..errors import ApiError, stale, version_not_found, version_redacted
 from ..model import (
     MAX_DOCUMENTS_PER_ANCHOR,
     Anchor,
@@ -14,6 +14,8 @@ from ..model import (
     Document,
     DocumentChange,
     Meter,
+    Version,
+    VersionCheck,
     WriteBudget,
 )
 from . import keys
@@ -21,7 +23,7 @@ from .clients import Backend
 from .content import pool
 from .errors import Refusal, Refusals, Step, read, transact, write_one
 from .forklog import fork_log_item
-from .items import conversation_item, doc_item, doc_row, marshal, meta_item
+from .items import conversation_item, doc_item, doc_row, marshal, meta_item, version_item
 
 
 class Documents(Backend):
@@ -76,6 +78,15 @@ class Documents(Backend):
             steps.append(("alias", self._bump_op(change.alias)))
         if change.budget is not None:
             steps += self._meter_steps(change.budget)
+        # The version's history record rides in the same commit: a version is recorded exactly when its
+        # pointer lands, and recording it costs no request.
+        if change.version is not None:
+            steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(change.version)}}))
+        if change.prune is not None:
+            key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
+            steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
+        if change.requires is not None:
+            steps.append(("source", self._source_check(change.requires)))
         refusals = _commit_refusals(change, creates)
         if len(steps) == 1:
             write_one(self.ddb, steps[0], refusals)
@@ -98,6 +109,18 @@ class Documents(Backend):
         if change.new is None:
             return {"Delete": {**op, "Key": keys.wire(keys.document(change.anchor, change.rest))}}
         return {"Put": {**op, "Item": doc_item(change.new)}}
+
+    def _source_check(self, need: VersionCheck) -> dict[str, Any]:
+        return {
+            "ConditionCheck": {
+                "TableName": self.table,
+                "Key": keys.wire(keys.version(need.anchor, need.rest, need.lock_version)),
+                "ConditionExpression": "#pid = :pid AND attribute_exists(#ck)",
+                "ExpressionAttributeNames": {"#pid": "public_id", "#ck": "content_key"},
+                "ExpressionAttributeValues": {":pid": {"S": need.public_id}},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
 
     def _meta_op(self, anchor: Anchor, delta: int) -> dict[str, Any]:
         op: dict[str, Any] = {
@@ -164,8 +187,28 @@ class Documents(Backend):
 
     # ---- forks -----------------------------------------------------------------------------------
 
-    def fork_conversation(self, child: Conversation, documents: list[Document]) -> None:
-        """Create the child conversation and copies of the pointer rows in one transaction."""
+    def fork_conversation(
+        self,
+        child: Conversation,
+        documents: list[Document],
+        versions: list[Version],
+        budget: WriteBudget | None,
+        forked_at: float,
+    ) -> None:
+        """Create the child conversation and copies of the pointer rows in one transaction.
+
+        The child's first history records (one `fork` version per document) go first, in a transaction of
+        their own with the write budget's meters: with the pointer rows they would pass DynamoDB's 100
+        items a transaction. Records without their pointer rows are invisible (a history is read from the
+        pointer row first) and the sweeper removes them, so a fork refused or lost after the first
+        transaction changes nothing anyone sees.
+        """
+        first: list[Step] = [] if budget is None else self._meter_steps(budget)
+        first += [("version", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in versions]
+        if first:
+            refusals = {} if budget is None else _budget_refusals(budget)
+            transact(self.ddb, first, Refusals(refusals))
+        parent_id = child.parent_public_id or ""
         steps: list[Step] = [
             (
                 "conversation",
@@ -187,12 +230,34 @@ class Documents(Backend):
             steps += [("document", {"Put": {"TableName": self.table, "Item": doc_item(d, anchor)}}) for d in documents]
             entry = fork_log_item(child.public_id, [d.content_key for d in documents])
             steps.append(("forklog", {"Put": {"TableName": self.table, "Item": marshal(entry)}}))
+            # The parent remembers when it was last forked: a redaction there deletes bytes at once only
+            # when no fork since they were written can hold them (memory.py).
+            steps.append(
+                (
+                    "parent",
+                    {
+                        "Update": {
+                            "TableName": self.table,
+                            "Key": keys.wire(keys.conversation(parent_id)),
+                            "UpdateExpression": "SET #fa = :fa",
+                            "ConditionExpression": "attribute_exists(#pk)",
+                            "ExpressionAttributeNames": {"#fa": "forked_at", "#pk": "pk"},
+                            "ExpressionAttributeValues": {":fa": {"N": str(int(forked_at))}},
+                        }
+                    },
+                )
+            )
         # Only the child's own row is conditioned; contention is retried by the translator, and any other
         # cancellation stays the 500 it is.
         transact(
             self.ddb,
             steps,
-            Refusals({"conversation": lambda _: ApiError("already_exists", "That conversation already exists.")}),
+            Refusals(
+                {
+                    "conversation": lambda _: ApiError("already_exists", "That conversation already exists."),
+                    "parent": lambda _: ApiError("not_found", "That conversation does not exist."),
+                }
+            ),
         )
 
 
@@ -228,6 +293,15 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
 
         by_role["alias"] = alias_refused
     by_role["document"] = lambda _: stale()
+    need = change.requires
+    if need is not None:
+
+        def source_refused(old: dict[str, Any] | None) -> ApiError:
+            if old is None or old.get("public_id") != need.public_id:
+                return version_not_found(need.lock_version)
+            return version_redacted(need.lock_version)
+
+        by_role["source"] = source_refused
     if creates:
         # The counter's condition only fails a create: the anchor already holds the most it may.
         by_role["meta"] = lambda _: ApiError(

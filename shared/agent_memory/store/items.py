@@ -19,16 +19,20 @@ from ..model import (
     Account,
     Agent,
     Anchor,
+    Author,
     Conversation,
     Document,
     Execution,
     FrozenBinding,
     Human,
     Member,
+    PromotedFrom,
     Speaker,
     TokenRow,
+    Version,
     Workspace,
 )
+from ..ports import Ref
 from . import keys
 
 Item = dict[str, Any]
@@ -106,13 +110,16 @@ def token_item(t: TokenRow) -> Item:
             "principal_kind": t.principal_kind,
             "principal_id": t.principal_id,
             "account_id": t.account_id,
+            "principal_name": t.principal_name,
         }
     )
 
 
 def token_row(item: Item) -> TokenRow:
     it = unmarshal(item)
-    return TokenRow(it["pk"][len(keys.TOKEN) :], it["principal_kind"], it["principal_id"], it["account_id"])
+    return TokenRow(
+        it["pk"][len(keys.TOKEN) :], it["principal_kind"], it["principal_id"], it["account_id"], it.get("principal_name")
+    )
 
 
 def account_item(a: Account) -> Item:
@@ -270,6 +277,7 @@ def conversation_item(c: Conversation) -> Item:
             "has_memory_context": c.memory_context is not None,
             "answering_agent_id": c.answering_agent_id,
             "parent_public_id": c.parent_public_id,
+            "forked_at": c.forked_at,
         }
     )
 
@@ -287,6 +295,7 @@ def conversation_row(item: Item) -> Conversation:
         memory_context=it.get("memory_context") if it.get("has_memory_context") else None,
         answering_agent_id=it.get("answering_agent_id"),
         parent_public_id=it.get("parent_public_id"),
+        forked_at=it.get("forked_at"),
     )
 
 
@@ -333,6 +342,7 @@ def execution_item(e: Execution) -> Item:
             "parent_id": e.parent_id,
             "expires_at": e.expires_at,
             "secret_digest": e.secret_digest,
+            "principal_name": e.principal_name,
         }
     )
 
@@ -355,6 +365,7 @@ def execution_row(item: Item) -> Execution:
         # A row from before executions expired lives a default lifetime from its creation.
         expires_at=it.get("expires_at") or _epoch(it["created_at"]) + DEFAULT_EXECUTION_TTL_SECONDS,
         secret_digest=it.get("secret_digest"),
+        principal_name=it.get("principal_name"),
     )
 
 
@@ -376,8 +387,25 @@ def doc_item(d: Document, anchor: Anchor | None = None) -> Item:
             "description": d.description,
             "written_at": d.written_at,
             "content_key": d.content_key,
-            "author": d.author,
+            **_author_attributes(d.author),
         }
+    )
+
+
+def _author_attributes(a: Author, prefix: str = "author") -> dict[str, Any]:
+    """An author as flat strings (`author` keeps the "<kind>:<id>" every row has always held), so reading
+    a listing of them stays on unmarshal's fast path."""
+    return {
+        prefix: f"{a.kind}:{a.public_id}",
+        f"{prefix}_name": a.name,
+        f"{prefix}_execution": a.execution_public_id,
+    }
+
+
+def _author(it: dict[str, Any], prefix: str = "author") -> Author:
+    kind, _, public_id = str(it.get(prefix) or "").partition(":")
+    return Author(
+        "agent" if kind == "agent" else "human", public_id, it.get(f"{prefix}_name"), it.get(f"{prefix}_execution")
     )
 
 
@@ -395,7 +423,70 @@ def doc_row(item: Item, anchor: Anchor | None = None) -> Document:
         it.get("description"),
         it["written_at"],
         it["content_key"],
-        it.get("author", ""),
+        _author(it),
+    )
+
+
+def version_item(v: Version) -> Item:
+    pk, sk = keys.version(v.anchor, v.rest, v.lock_version)
+    out = {
+        "pk": pk,
+        "sk": sk,
+        "public_id": v.public_id,
+        "lock_version": v.lock_version,
+        "bytesize": v.bytesize,
+        "sha256": v.sha256,
+        "description": v.description,
+        "written_at": v.written_at,
+        "content_key": v.content_key,
+        **_author_attributes(v.author),
+        "operation": v.operation,
+        "recorded_at": int(v.recorded_at),
+        "overwrote": v.overwrote_concurrent_edit or None,
+        "rolled_back_from": v.rolled_back_from,
+        "forked_from": v.forked_from,
+        "redacted_at": v.redacted_at,
+    }
+    if v.promoted_from is not None:
+        p = v.promoted_from
+        out["promoted_from"] = {
+            "anchor_public_id": p.anchor_public_id,
+            "path": p.path,
+            "public_id": p.public_id,
+            "lock_version": p.lock_version,
+        }
+    if v.redacted_by is not None:
+        out.update(_author_attributes(v.redacted_by, "redacted_by"))
+    return marshal(out)
+
+
+def version_row(item: Item, anchor: Anchor, rest: str) -> Version:
+    """A version record read back; the path is the caller's (the key holds only its hash)."""
+    it = unmarshal(item)
+    promoted = it.get("promoted_from")
+    return Version(
+        anchor,
+        rest,
+        it["public_id"],
+        it["lock_version"],
+        it["bytesize"],
+        it["sha256"],
+        it.get("description"),
+        it["written_at"],
+        it.get("content_key"),
+        _author(it),
+        it["operation"],
+        float(it.get("recorded_at") or 0),
+        overwrote_concurrent_edit=bool(it.get("overwrote")),
+        rolled_back_from=it.get("rolled_back_from"),
+        promoted_from=PromotedFrom(
+            promoted["anchor_public_id"], promoted["path"], promoted["public_id"], int(promoted["lock_version"])
+        )
+        if isinstance(promoted, dict)
+        else None,
+        forked_from=it.get("forked_from"),
+        redacted_at=it.get("redacted_at"),
+        redacted_by=_author(it, "redacted_by") if it.get("redacted_by") else None,
     )
 
 
@@ -404,7 +495,15 @@ def meta_item(anchor: Anchor, doc_count: int) -> Item:
     return marshal({"pk": pk, "sk": sk, "doc_count": doc_count})
 
 
-# What `get_many` reads, by `Ref.kind`.
+def read_row(ref: Ref, item: Item) -> Any:
+    """The row object a batch read answers for one ref."""
+    if ref.kind == "version":
+        _, _, rest = ref.b.partition("#")
+        return version_row(item, Anchor.from_key(ref.a), rest)
+    return ROWS[ref.kind](item)
+
+
+# What `get_many` reads, by `Ref.kind` (a version, which needs its path, by `read_row`).
 ROWS: dict[str, Callable[[Item], Any]] = {
     "token": token_row,
     "workspace": workspace_row,

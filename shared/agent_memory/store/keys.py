@@ -15,15 +15,21 @@ One table holds every item; the partition key names the thing, the sort key the 
     EXEC#<id>                 EXEC               an execution: principal, answerer, subject, frozen bindings, tools
     ANCHOR#<anchor>           #META              doc_count: the 64-document bound, moved in the same transaction
     ANCHOR#<anchor>           DOC#<path>         a document pointer row -> immutable S3 content key
+    ANCHOR#<anchor>           VER#<h>#<version>  one version record of the document at <path> (store/versions.py)
     RATE#<principal>          MIN#<minute>       writes counted this minute (the write budget; expires by TTL)
     FORKLOG#<utc hour>        <time>#<child>     content keys a fork copied, for the sweeper (expires by TTL)
 
 <anchor> is `Anchor.key`: <scope>#<owner>[#<speaker>]; <minute> is whole minutes since the epoch.
+<h> is the SHA-256 (hex) of the document's <path>: a path may take 1020 bytes, which a sort key with a
+version behind it would not hold, and the hash keeps a version's key computable from the path and the
+number alone, so it rides in a request's first batch read. <version> is the lock_version, zero-padded to
+VERSION_DIGITS so the versions of one path sort by number.
 Content lives in S3 under keys that are never reused, so a read can cache it forever by key.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from ..model import Anchor
@@ -42,6 +48,8 @@ CONVERSATION = "CONV#"
 EXECUTION = "EXEC#"
 ANCHOR = "ANCHOR#"
 DOC = "DOC#"
+VERSION = "VER#"
+VERSION_DIGITS = 12
 RATE = "RATE#"
 FORK_LOG = "FORKLOG#"
 
@@ -98,6 +106,29 @@ def document(anchor: Anchor, rest: str) -> Key:
     return anchor_pk(anchor), f"{DOC}{rest}"
 
 
+def path_hash(rest: str) -> str:
+    return hashlib.sha256(rest.encode("utf-8")).hexdigest()
+
+
+def version_prefix(rest: str) -> str:
+    """What every version key of the document at `rest` starts with."""
+    return f"{VERSION}{path_hash(rest)}#"
+
+
+def version_sk(rest: str, lock_version: int) -> str:
+    return f"{version_prefix(rest)}{lock_version:0{VERSION_DIGITS}d}"
+
+
+def version(anchor: Anchor, rest: str, lock_version: int) -> Key:
+    return anchor_pk(anchor), version_sk(rest, lock_version)
+
+
+def parse_version_sk(sk: str) -> tuple[str, int]:
+    """(path hash, lock_version) of a version key."""
+    h, _, number = sk[len(VERSION) :].partition("#")
+    return h, int(number)
+
+
 def rate(subject: str, key: str, minute: int) -> Key:
     """A meter's count for one minute; a principal's keeps the bare id it always had."""
     return f"{RATE}{key}" if subject == "principal" else f"{RATE}{subject}:{key}", f"MIN#{minute}"
@@ -135,6 +166,10 @@ def ref_key(ref: Ref) -> Key:
             return f"{ANCHOR}{ref.a}", f"{DOC}{ref.b}"
         case "execution":
             return execution(ref.a)
+        case "version":
+            # ("version", anchor key, "<lock_version>#<rest>"): the number first, since a path may hold '#'.
+            number, _, rest = ref.b.partition("#")
+            return f"{ANCHOR}{ref.a}", version_sk(rest, int(number))
     raise ValueError(f"unknown ref kind {ref.kind}")
 
 

@@ -9,7 +9,7 @@ from ..ports import Ref
 from . import keys
 from .clients import Backend
 from .errors import PACING, busy, read
-from .items import ROWS
+from .items import read_row
 
 # BatchGetItem's limit of keys per request.
 _BATCH = 100
@@ -29,7 +29,7 @@ class Reads(Backend):
             key = keys.wire(keys.ref_key(ref))
             resp = read(lambda: self.ddb.get_item(TableName=self.table, Key=key, ConsistentRead=True))
             if "Item" in resp:
-                out[ref] = ROWS[ref.kind](resp["Item"])
+                out[ref] = read_row(ref, resp["Item"])
             return out
         by_key = {keys.ref_key(r): r for r in unique}
         pending = [keys.wire(k) for k in by_key]
@@ -44,7 +44,7 @@ class Reads(Backend):
                 resp = read(partial(self.ddb.batch_get_item, RequestItems=request))
                 for raw in resp.get("Responses", {}).get(self.table, []):
                     ref = by_key[(raw["pk"]["S"], raw["sk"]["S"])]
-                    out[ref] = ROWS[ref.kind](raw)
+                    out[ref] = read_row(ref, raw)
                 request = resp.get("UnprocessedKeys") or {}
                 if not request:
                     break
