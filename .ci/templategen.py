@@ -185,7 +185,9 @@ ROLES: dict[RoleClass, tuple[str, str]] = {
     ("read", "none"): ("ReadTableRole", "Routes that read the table only."),
     ("read", "read"): ("ReadContentRole", "Routes that read the table and content versions."),
     ("write", "none"): ("WriteTableRole", "Routes that change the table only (the directory, deletes, forks)."),
+    ("write", "read"): ("WriteReadContentRole", "Routes that change the table and read content versions (rollback)."),
     ("write", "write"): ("WriteContentRole", "Routes that change the table and store new content versions."),
+    ("write", "delete"): ("RedactRole", "Routes that change the table and delete a content version (redaction)."),
     ("operator", "none"): ("OperatorRole", "create_account: table writes and the operator key parameter."),
     ("public", "none"): ("PublicRole", "Static answers (the tool schemas, the OpenAPI document): logging only."),
 }
@@ -210,7 +212,9 @@ def _statements(cls: RoleClass) -> str:
                 Resource: !GetAtt MemoryTable.Arn
 """
     if content != "none":
-        s3 = ["s3:GetObject"] + (["s3:PutObject"] if content == "write" else [])
+        s3 = {"read": ["s3:GetObject"], "write": ["s3:GetObject", "s3:PutObject"], "delete": ["s3:DeleteObject"]}[
+            content
+        ]
         out += f"""              - Effect: Allow
                 Action:{_list(s3, "                  ")}
                 Resource: !Sub "${{ContentBucket.Arn}}/content/*"

@@ -149,6 +149,8 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
 
     class MemoryNotFound(MemoryApiError): ...
 
+    class MemoryVersionNotFound(MemoryApiError): ...
+
     class StaleObject(MemoryApiError): ...
 
     class ConversationArchived(MemoryApiError): ...
@@ -156,6 +158,10 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
     class ExecutionExpired(MemoryApiError): ...
 
     class MemoryOverridden(MemoryApiError): ...
+
+    class MemoryVersionRedacted(MemoryApiError): ...
+
+    class MemoryVersionCurrent(MemoryApiError): ...
 
     class AlreadyExists(MemoryApiError): ...
 
@@ -522,6 +528,29 @@ class MemoryClient:
 
     # ---- memory doors ---------------------------------------------------------------------------
 
+    def promote(
+        self,
+        workspace: str,
+        source_path: str,
+        lock_version: int,
+        target_path: str,
+        expected: Expected,
+        *,
+        conversation_public_id: str | None = None,
+        description: str | None = None,
+    ) -> dict[str, Any]:
+        """Copy one version of a readable document into workspace/ (appended, for a skill)."""
+        source = _without_none(conversation_public_id=conversation_public_id, path=source_path)
+        body = {
+            "promote": {
+                "source": {**source, "lock_version": lock_version},
+                "target_path": target_path,
+                **expectation(expected),
+                **_without_none(description=description),
+            }
+        }
+        return _dict(self.call("workspace_memory_promote", {"workspace_public_id": workspace}, body)["memory"])
+
     def conversation_memory(self, workspace: str, conversation: str) -> MemoryDoor:
         """The conversation's effective bindings; writes bump its context_revision."""
         return MemoryDoor(self, "conversation", _conv(workspace, conversation))
@@ -540,7 +569,8 @@ class MemoryClient:
 
 
 class MemoryDoor:
-    """The six memory verbs of one door. Writes take an explicit expectation: NEW, a pair, or a document."""
+    """The memory and history verbs of one door. Changes take an explicit expectation: NEW, a pair, or a
+    document."""
 
     def __init__(self, client: MemoryClient, door: contract.Door, params: Mapping[str, str]) -> None:
         self.client, self.door, self.params = client, door, dict(params)
@@ -566,8 +596,10 @@ class MemoryDoor:
         description: str | _Unset | None = UNSET,
         expected_context_revision: int | None = None,
         speaker_public_id: str | None = None,
+        overwrite: bool = False,
     ) -> dict[str, Any]:
-        """Replace the whole document if it is still `expected` (NEW: only if absent)."""
+        """Replace the whole document if it is still `expected` (NEW: only if absent). `overwrite` says the
+        caller saw a newer version and replaces it on purpose; the history records it."""
         memory = {
             "path": path,
             "content": content,
@@ -575,6 +607,8 @@ class MemoryDoor:
         }
         if description is not UNSET:
             memory["description"] = description
+        if overwrite:
+            memory["conflict_resolution"] = "overwrite"
         return _dict(self._call("write", memory)["memory"])
 
     def edit(
@@ -623,6 +657,44 @@ class MemoryDoor:
     ) -> None:
         memory = {"path": path, **_conditional(expected, expected_context_revision, speaker_public_id)}
         self._call("delete", memory)
+
+    # ---- history ----
+
+    def versions(
+        self, path: str, *, limit: int | None = None, cursor: str | None = None, speaker_public_id: str | None = None
+    ) -> dict[str, Any]:
+        """{"versions": [...newest first, no content], "next_cursor": str | None}."""
+        memory = _without_none(path=path, limit=limit, cursor=cursor, speaker_public_id=speaker_public_id)
+        return _dict(self._call("list_versions", memory))
+
+    def show_version(self, path: str, lock_version: int, *, speaker_public_id: str | None = None) -> dict[str, Any]:
+        """One version with its content (None once redacted)."""
+        memory = _without_none(path=path, lock_version=lock_version, speaker_public_id=speaker_public_id)
+        return _dict(self._call("show_version", memory)["version"])
+
+    def rollback(
+        self,
+        path: str,
+        lock_version: int,
+        expected: Expected,
+        *,
+        expected_context_revision: int | None = None,
+        speaker_public_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Restore version `lock_version` as a new version, if the document is still `expected`."""
+        memory = {
+            "path": path,
+            "lock_version": lock_version,
+            **_conditional(expected, expected_context_revision, speaker_public_id),
+        }
+        return _dict(self._call("rollback_version", memory)["memory"])
+
+    def redact(
+        self, path: str, lock_version: int, expected: Expected, *, speaker_public_id: str | None = None
+    ) -> dict[str, Any]:
+        """Delete an earlier version's text for good; its record stays."""
+        memory = {"path": path, "lock_version": lock_version, **_conditional(expected, None, speaker_public_id)}
+        return _dict(self._call("redact_version", memory)["version"])
 
 
 # ---- helpers --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from .bindings import Binding
 from .errors import ApiError
-from .model import Anchor, Conversation, Document, FrozenBinding, Principal, Workspace
+from .model import Anchor, Author, Conversation, Document, FrozenBinding, Principal, Workspace
 from .paths import SCOPES, MemoryPath
 from .ports import Ref, Store
 
@@ -84,6 +84,19 @@ class Context:
     workspace: Workspace | None = None
     conversation: Conversation | None = None
     loaded: dict[Ref, Any] = field(default_factory=dict)
+    # The execution a model's tool call runs in: its versions name the run that wrote them.
+    execution_public_id: str | None = None
+
+    def author(self) -> Author:
+        """Who the versions this request writes are by."""
+        p = self.principal
+        name = p.name
+        if name is None:
+            # A token (or execution) row stored before it kept its principal's name: read it once.
+            ref = Ref.human(p.public_id) if p.kind == "human" else Ref.agent(p.public_id)
+            self.fetch([ref])
+            name = getattr(self.loaded.get(ref), "name", None)
+        return Author(p.kind, p.public_id, name, self.execution_public_id)
 
     @property
     def override_provider(self) -> str | None:

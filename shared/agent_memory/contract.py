@@ -62,8 +62,9 @@ def parameter_rule(name: str) -> ParameterRule:
 #   operator  X-Operator-Key instead of a token; writes the table; reads the operator key parameter
 #   public    no token and no AWS access (static answers)
 Access = Literal["read", "write", "operator", "public"]
-# What a route does with content versions in S3, and so the S3 actions its IAM role carries.
-Content = Literal["none", "read", "write"]
+# What a route does with content versions in S3, and so the S3 actions its IAM role carries
+# ("delete": a redaction deletes a version's object and reads none).
+Content = Literal["none", "read", "write", "delete"]
 # The memory doors: which Context a memory verb opens (rules/access.py holds what each door allows).
 Door = Literal["conversation", "workspace", "profile", "definition"]
 
@@ -248,6 +249,46 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         status=204,
     ),
     _r(
+        "conversation_memory_versions",
+        "POST",
+        f"{CONV_MEMORY}/versions",
+        "read",
+        "memory:list_versions",
+        door="conversation",
+        request="MemoryVersions",
+    ),
+    _r(
+        "conversation_memory_version_show",
+        "POST",
+        f"{CONV_MEMORY}/versions/show",
+        "read",
+        "memory:show_version",
+        content="read",
+        door="conversation",
+        request="MemoryVersionShow",
+    ),
+    _r(
+        "conversation_memory_rollback",
+        "POST",
+        f"{CONV_MEMORY}/rollback",
+        "write",
+        "memory:rollback_version",
+        content="read",
+        door="conversation",
+        request="MemoryVersionChange",
+        status=201,
+    ),
+    _r(
+        "conversation_memory_version_redact",
+        "POST",
+        f"{CONV_MEMORY}/versions/redact",
+        "write",
+        "memory:redact_version",
+        content="delete",
+        door="conversation",
+        request="MemoryVersionChange",
+    ),
+    _r(
         "conversation_skills_list",
         "GET",
         f"{CONV}/skills",
@@ -334,6 +375,46 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="MemoryDelete",
         status=204,
     ),
+    _r(
+        "workspace_memory_versions",
+        "POST",
+        f"{WS_MEMORY}/versions",
+        "read",
+        "memory:list_versions",
+        door="workspace",
+        request="MemoryVersions",
+    ),
+    _r(
+        "workspace_memory_version_show",
+        "POST",
+        f"{WS_MEMORY}/versions/show",
+        "read",
+        "memory:show_version",
+        content="read",
+        door="workspace",
+        request="MemoryVersionShow",
+    ),
+    _r(
+        "workspace_memory_rollback",
+        "POST",
+        f"{WS_MEMORY}/rollback",
+        "write",
+        "memory:rollback_version",
+        content="read",
+        door="workspace",
+        request="MemoryVersionChange",
+        status=201,
+    ),
+    _r(
+        "workspace_memory_version_redact",
+        "POST",
+        f"{WS_MEMORY}/versions/redact",
+        "write",
+        "memory:redact_version",
+        content="delete",
+        door="workspace",
+        request="MemoryVersionChange",
+    ),
     # ---- the profile door (the caller's own user/ or agent/ rows) ----
     _r(
         "profile_memory_list",
@@ -394,6 +475,46 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         door="profile",
         request="MemoryDelete",
         status=204,
+    ),
+    _r(
+        "profile_memory_versions",
+        "POST",
+        f"{PROFILE_MEMORY}/versions",
+        "read",
+        "memory:list_versions",
+        door="profile",
+        request="MemoryVersions",
+    ),
+    _r(
+        "profile_memory_version_show",
+        "POST",
+        f"{PROFILE_MEMORY}/versions/show",
+        "read",
+        "memory:show_version",
+        content="read",
+        door="profile",
+        request="MemoryVersionShow",
+    ),
+    _r(
+        "profile_memory_rollback",
+        "POST",
+        f"{PROFILE_MEMORY}/rollback",
+        "write",
+        "memory:rollback_version",
+        content="read",
+        door="profile",
+        request="MemoryVersionChange",
+        status=201,
+    ),
+    _r(
+        "profile_memory_version_redact",
+        "POST",
+        f"{PROFILE_MEMORY}/versions/redact",
+        "write",
+        "memory:redact_version",
+        content="delete",
+        door="profile",
+        request="MemoryVersionChange",
     ),
     # ---- the definition door (a steward's named agent definition) ----
     _r(
@@ -456,6 +577,57 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="MemoryDelete",
         status=204,
     ),
+    _r(
+        "definition_memory_versions",
+        "POST",
+        f"{DEFINITION_MEMORY}/versions",
+        "read",
+        "memory:list_versions",
+        door="definition",
+        request="MemoryVersions",
+    ),
+    _r(
+        "definition_memory_version_show",
+        "POST",
+        f"{DEFINITION_MEMORY}/versions/show",
+        "read",
+        "memory:show_version",
+        content="read",
+        door="definition",
+        request="MemoryVersionShow",
+    ),
+    _r(
+        "definition_memory_rollback",
+        "POST",
+        f"{DEFINITION_MEMORY}/rollback",
+        "write",
+        "memory:rollback_version",
+        content="read",
+        door="definition",
+        request="MemoryVersionChange",
+        status=201,
+    ),
+    _r(
+        "definition_memory_version_redact",
+        "POST",
+        f"{DEFINITION_MEMORY}/versions/redact",
+        "write",
+        "memory:redact_version",
+        content="delete",
+        door="definition",
+        request="MemoryVersionChange",
+    ),
+    # ---- promote: a chosen version into the workspace's shared memory ----
+    _r(
+        "workspace_memory_promote",
+        "POST",
+        f"{WS_MEMORY}/promote",
+        "write",
+        "history:promote",
+        content="write",
+        request="Promote",
+        status=201,
+    ),
     # ---- executions and the model's tools ----
     _r(
         "create_execution",
@@ -489,10 +661,19 @@ _DOOR_VERBS: Final[dict[tuple[str, str], RouteSpec]] = {
 
 
 def door_route(door: Door, verb: str) -> RouteSpec:
-    """The route serving one memory verb (list, write, show, grep, edit, delete) at a door."""
+    """The route serving one memory verb (list, write, show, grep, edit, delete, and the history verbs
+    list_versions, show_version, rollback_version, redact_version) at a door."""
     return _DOOR_VERBS[(door, verb)]
 
 
 # The model's tools, in the order they are offered (tools.py defines them; a test holds the two equal).
-TOOL_NAMES: Final = ("memory_ls", "memory_read", "memory_write", "memory_edit", "memory_delete", "skill")
-READ_ONLY_TOOLS: Final = frozenset({"memory_ls", "memory_read", "skill"})
+TOOL_NAMES: Final = (
+    "memory_ls",
+    "memory_read",
+    "memory_write",
+    "memory_edit",
+    "memory_delete",
+    "memory_history",
+    "skill",
+)
+READ_ONLY_TOOLS: Final = frozenset({"memory_ls", "memory_read", "memory_history", "skill"})

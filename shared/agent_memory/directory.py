@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .bindings import parse_bindings
@@ -17,7 +18,19 @@ from .context import Context
 from .contract import NAME_RULES
 from .errors import ApiError
 from .ids import PresentedToken, digests_equal, mint_token, now_iso, uuid7
-from .model import Account, Agent, Anchor, Conversation, Human, Member, Principal, Speaker, TokenRow, Workspace
+from .model import (
+    Account,
+    Agent,
+    Anchor,
+    Conversation,
+    Human,
+    Member,
+    Principal,
+    Speaker,
+    TokenRow,
+    Version,
+    Workspace,
+)
 from .ports import Ref, Store
 from .resolver import Resolver, require_token
 from .rules import access
@@ -89,7 +102,9 @@ class Directory:
         account = Account(uuid7(), account_name, now, first_human_id=human_id)
         token, digest = mint_token("human", human_id)
         human = Human(human_id, account.public_id, human_name, now, token_digest=digest)
-        self.store.create_account(account, human, TokenRow(digest, "human", human.public_id, account.public_id))
+        self.store.create_account(
+            account, human, TokenRow(digest, "human", human.public_id, account.public_id, human.name)
+        )
         return NewAccount(account, human, token)
 
     def create_human(self, presented: PresentedToken | None, name: str) -> NewHuman:
@@ -98,7 +113,7 @@ class Directory:
         token, digest = mint_token("human", human_id)
         human = Human(human_id, principal.account_id, name, now_iso(), token_digest=digest)
         self._spend(principal)
-        self.store.create_human(human, TokenRow(digest, "human", human.public_id, principal.account_id))
+        self.store.create_human(human, TokenRow(digest, "human", human.public_id, principal.account_id, human.name))
         return NewHuman(human, token)
 
     def _credentials_of(self, presented: PresentedToken | None, human_id: str) -> tuple[Human, str]:
@@ -117,7 +132,7 @@ class Directory:
         human, caller = self._credentials_of(presented, human_id)
         token, digest = mint_token("human", human.public_id)
         self.store.rotate_human_token(
-            human, human.token_digest, TokenRow(digest, "human", human.public_id, human.account_id), caller
+            human, human.token_digest, TokenRow(digest, "human", human.public_id, human.account_id, human.name), caller
         )
         human.token_digest = digest
         return NewHuman(human, token)
@@ -231,8 +246,15 @@ class Directory:
             answering_agent_id=parent.answering_agent_id,
             parent_public_id=parent.public_id,
         )
-        self._spend(parent_state.context.principal)
-        self.store.fork_conversation(child, documents)
+        # Each copy starts the child's own history with one `fork` version: the inherited pointer, with the
+        # author and time of the version it copies. The parent's older versions stay the parent's.
+        now = time.time()
+        child_anchor = Anchor("conversation", child.public_id)
+        versions = [
+            Version.of(replace(d, anchor=child_anchor), "fork", now, forked_from=parent.public_id) for d in documents
+        ]
+        budget = self.budgets.of(parent_state.context.principal)
+        self.store.fork_conversation(child, documents, versions, budget, now)
         # Same workspace, same answerer, same caller: the child resolves from the rows already loaded.
         return _state(self.resolver.child_context(parent_state.context, child))
 
@@ -297,7 +319,7 @@ class Directory:
         if kind == "program":
             token, digest = mint_token("agent", agent.public_id)
             agent.token_digest = digest
-            row = TokenRow(digest, "agent", agent.public_id, principal.account_id)
+            row = TokenRow(digest, "agent", agent.public_id, principal.account_id, agent.name)
         self._spend(principal)
         self.store.create_agent(agent, row)
         return NewAgent(agent, token)
@@ -310,7 +332,7 @@ class Directory:
         token, digest = mint_token("agent", agent.public_id)
         self._spend(principal)
         self.store.rotate_agent_token(
-            agent, agent.token_digest, TokenRow(digest, "agent", agent.public_id, agent.account_id)
+            agent, agent.token_digest, TokenRow(digest, "agent", agent.public_id, agent.account_id, agent.name)
         )
         return token
 

@@ -83,6 +83,7 @@ class ExecutionService:
             # Rounded up: an execution lives at least its whole lifetime.
             expires_at=math.ceil(time.time()) + self.ttl_seconds,
             secret_digest=token_digest(secret),
+            principal_name=ctx.author().name,
         )
         budget = self.budgets.of(ctx.principal)
         if budget is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import regex
 
@@ -13,14 +14,19 @@ from .context import Context, Source
 from .errors import ApiError, stale
 from .ids import now_iso, sha256_hex, uuid7
 from .model import (
+    DEFAULT_VERSIONS_KEPT,
     MAX_DESCRIPTION_BYTES,
     MAX_DOCUMENT_BYTES,
+    Anchor,
     ConversationBump,
     Document,
     DocumentChange,
     GrepMatch,
     GrepResult,
     Located,
+    Operation,
+    Version,
+    VersionCheck,
 )
 from .paths import MemoryPath, prefix_matches
 from .patterns import check_length, compile_pattern
@@ -71,7 +77,7 @@ def _may_contain(text: str, pattern: str, ignore_case: bool) -> bool:
     return not text.isascii() or pattern.lower() in text.lower()
 
 
-def _check_content(content: object) -> bytes:
+def check_content(content: object) -> bytes:
     if not isinstance(content, str):
         raise ApiError("memory_content_invalid", "memory.content must be a string of markdown.")
     try:
@@ -86,7 +92,7 @@ def _check_content(content: object) -> bytes:
     return data
 
 
-def _check_description(mp: MemoryPath, description: object, *, given: bool) -> str | None:
+def check_description(mp: MemoryPath, description: object, *, given: bool) -> str | None:
     if mp.skill_name is None:
         if given and description is not None:
             raise ApiError(
@@ -113,10 +119,12 @@ def _check_description(mp: MemoryPath, description: object, *, given: bool) -> s
 class MemoryService:
     """The six verbs over a resolved context."""
 
-    def __init__(self, budgets: Budgets | None = None) -> None:
+    def __init__(self, budgets: Budgets | None = None, versions_kept: int = DEFAULT_VERSIONS_KEPT) -> None:
         self.budgets = budgets or Budgets()
+        # A document's history holds at most this many versions, its current one included.
+        self.versions_kept = versions_kept
 
-    def _change(
+    def change(
         self,
         ctx: Context,
         src: Source,
@@ -124,8 +132,16 @@ class MemoryService:
         expected: tuple[str, int] | None,
         new: Document | None,
         expected_context_revision: int | None,
+        operation: Operation = "write",
+        *,
+        requires: VersionCheck | None = None,
+        **record: Any,
     ) -> DocumentChange:
+        """The commit of one change: the pointer row, the new version's record, and the record that
+        falls out of the retention bound with it."""
         budget = self.budgets.of(ctx.principal)
+        version = None if new is None else Version.of(new, operation, time.time(), **record)
+        pruned = None if new is None else new.lock_version - self.versions_kept
         return DocumentChange(
             src.anchored,
             mp.rest,
@@ -134,6 +150,9 @@ class MemoryService:
             self._bump(ctx, expected_context_revision),
             budget,
             self._alias_bump(ctx, src),
+            version=version,
+            prune=pruned if pruned is not None and pruned >= 0 else None,
+            requires=requires,
         )
 
     # ---- reads ----------------------------------------------------------------------------------
@@ -154,7 +173,7 @@ class MemoryService:
         doc = ctx.document(src, mp.rest)
         if doc is None:
             raise ApiError("memory_not_found", f"There is no document at {mp.logical!r}.")
-        return Located(mp.logical, doc, _content(ctx, mp.logical, doc))
+        return Located(mp.logical, doc, content_of(ctx, mp.logical, doc))
 
     def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
         deadline = time.monotonic() + GREP_DEADLINE_SECONDS
@@ -231,7 +250,7 @@ class MemoryService:
             return None  # an alias of the host itself: the host's own bump covers it
         return ConversationBump(alias, None, refuse_archived=rules.refuses_archived)
 
-    def _new_version(
+    def new_version(
         self,
         ctx: Context,
         src: Source,
@@ -241,12 +260,13 @@ class MemoryService:
         lock_version: int,
         description: str | None,
     ) -> Document:
-        content_key = f"content/{public_id}/{uuid7()}"
+        anchor = src.anchored
+        content_key = f"{content_prefix(anchor)}{public_id}/{uuid7()}"
         # The immutable version is stored before the pointer commits; a refused commit leaves at most an
         # unreferenced object for the sweeper, never a visible change.
         ctx.store.put_content(content_key, data.decode("utf-8"))
         return Document(
-            anchor=src.anchored,
+            anchor=anchor,
             rest=mp.rest,
             public_id=public_id,
             lock_version=lock_version,
@@ -255,7 +275,7 @@ class MemoryService:
             description=description,
             written_at=now_iso(),
             content_key=content_key,
-            author=f"{ctx.principal.kind}:{ctx.principal.public_id}",
+            author=ctx.author(),
         )
 
     def write(
@@ -268,20 +288,25 @@ class MemoryService:
         description: str | None = None,
         description_given: bool = False,
         expected_context_revision: int | None = None,
+        overwrite: bool = False,
     ) -> Located:
+        """Create or replace a document. `overwrite` records that the writer replaces a newer version than
+        the one it started from on purpose (it still sends the current pair)."""
         refuse_override(ctx, mp)
         src = may_change(ctx, mp)
         # Refused before the content version is stored, so a stale caller leaves no object behind; the
         # commit repeats the condition, which is what holds against a concurrent writer.
         check_context_revision(ctx, expected_context_revision)
-        data = _check_content(content)
-        desc = _check_description(mp, description, given=description_given)
+        data = check_content(content)
+        desc = check_description(mp, description, given=description_given)
         _refuse_known_stale(ctx, src, mp, expected)
         if expected is None:
-            doc = self._new_version(ctx, src, mp, data, uuid7(), 0, desc)
+            doc = self.new_version(ctx, src, mp, data, uuid7(), 0, desc)
         else:
-            doc = self._new_version(ctx, src, mp, data, expected[0], expected[1] + 1, desc)
-        ctx.store.commit(self._change(ctx, src, mp, expected, doc, expected_context_revision))
+            doc = self.new_version(ctx, src, mp, data, expected[0], expected[1] + 1, desc)
+        ctx.store.commit(
+            self.change(ctx, src, mp, expected, doc, expected_context_revision, overwrote_concurrent_edit=overwrite)
+        )
         return Located(mp.logical, doc, content)
 
     def edit(
@@ -297,14 +322,14 @@ class MemoryService:
         refuse_override(ctx, mp)
         src = may_change(ctx, mp)
         check_context_revision(ctx, expected_context_revision)
-        pair = _require_pair(expected, "edit")
+        pair = require_pair(expected, "edit")
         if old_text == "":
             raise ApiError("parameter_invalid", "memory.old_text must be a nonempty string.")
         current = ctx.document(src, mp.rest)
         # A stale view refuses before any matching: the caller's passage may not be in the new text.
         if current is None or (current.public_id, current.lock_version) != pair:
             raise stale()
-        text = _content(ctx, mp.logical, current)
+        text = content_of(ctx, mp.logical, current)
         first = text.find(old_text)
         if first < 0:
             raise ApiError("memory_edit_not_found", f"old_text does not occur in {mp.logical!r}; nothing changed.")
@@ -315,9 +340,9 @@ class MemoryService:
                 "matches exactly once.",
             )
         edited = text[:first] + new_text + text[first + len(old_text) :]
-        data = _check_content(edited)
-        doc = self._new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
-        ctx.store.commit(self._change(ctx, src, mp, pair, doc, expected_context_revision))
+        data = check_content(edited)
+        doc = self.new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
+        ctx.store.commit(self.change(ctx, src, mp, pair, doc, expected_context_revision, "edit"))
         return Located(mp.logical, doc, edited)
 
     def delete(
@@ -331,8 +356,14 @@ class MemoryService:
         refuse_override(ctx, mp)
         src = may_change(ctx, mp)
         check_context_revision(ctx, expected_context_revision)
-        pair = _require_pair(expected, "delete")
-        ctx.store.commit(self._change(ctx, src, mp, pair, None, expected_context_revision))
+        pair = require_pair(expected, "delete")
+        ctx.store.commit(self.change(ctx, src, mp, pair, None, expected_context_revision))
+
+
+def content_prefix(anchor: Anchor) -> str:
+    """Where an anchor's new content objects live: a key names the anchor that first wrote it, so a
+    redaction can tell bytes this document made from bytes a fork inherited."""
+    return f"content/{anchor.key.replace('#', '/')}/"
 
 
 def _refuse_known_stale(ctx: Context, src: Source, mp: MemoryPath, expected: tuple[str, int] | None) -> None:
@@ -351,7 +382,7 @@ def _refuse_known_stale(ctx: Context, src: Source, mp: MemoryPath, expected: tup
         raise stale()
 
 
-def _content(ctx: Context, path: str, doc: Document) -> str:
+def content_of(ctx: Context, path: str, doc: Document) -> str:
     """A document's text; a missing content object is named with its path (this document only is broken)."""
     try:
         return ctx.store.read_content(doc.content_key)
@@ -366,7 +397,7 @@ def _content(ctx: Context, path: str, doc: Document) -> str:
         ) from exc
 
 
-def _require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:
+def require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:
     if expected is None:
         raise ApiError(
             "parameter_invalid",

@@ -59,7 +59,7 @@ def authenticate(presented: PresentedToken, row: TokenRow | None) -> Principal:
         or row.principal_kind != presented.principal_kind
     ):
         raise _unauthenticated()
-    return Principal(row.principal_kind, row.principal_id, row.account_id)
+    return Principal(row.principal_kind, row.principal_id, row.account_id, row.principal_name)
 
 
 def _host_refs(workspace_id: str, principal_id: str, conversation_id: str) -> list[Ref]:
@@ -124,6 +124,11 @@ class ExecutionStart:
     parent: Execution | None
 
 
+def _path_refs(anchor: Anchor, mp: MemoryPath, versions: tuple[int, ...]) -> list[Ref]:
+    """A path's document row and the version records a history verb names, once the anchor is known."""
+    return [Ref.document(anchor, mp.rest), *(Ref.version(anchor, mp.rest, n) for n in versions)]
+
+
 class Resolver:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -175,11 +180,13 @@ class Resolver:
         speaker_selector: str | None = None,
         write: bool = False,
         late_paths: bool = True,
+        versions: tuple[int, ...] = (),
     ) -> Context:
         """Open the Context of a memory door for a route's path parameters.
 
         `late_paths=False` loads the documents of `paths` only where they ride in the first batch, never
-        in a round of their own (a write reads its row only when the read is free).
+        in a round of their own (a write reads its row only when the read is free). `versions` names the
+        version records of those paths to load with their documents.
         """
         if door == "conversation":
             return self.conversation(
@@ -190,13 +197,19 @@ class Resolver:
                 speaker_selector=speaker_selector,
                 write=write,
                 late_paths=late_paths,
+                versions=versions,
             )
         if door == "workspace":
             return self.workspace(
-                presented, params["workspace_public_id"], paths=paths, speaker_selector=speaker_selector, write=write
+                presented,
+                params["workspace_public_id"],
+                paths=paths,
+                speaker_selector=speaker_selector,
+                write=write,
+                versions=versions,
             )
         if door == "profile":
-            return self.profile(presented, paths=paths, speaker_selector=speaker_selector)
+            return self.profile(presented, paths=paths, speaker_selector=speaker_selector, versions=versions)
         return self.definition(presented, params["agent_name"], speaker_selector)
 
     def conversation(
@@ -209,6 +222,7 @@ class Resolver:
         speaker_selector: str | None = None,
         write: bool = False,
         late_paths: bool = True,
+        versions: tuple[int, ...] = (),
     ) -> Context:
         presented = require_token(presented)
         pid = presented.principal_id
@@ -220,11 +234,11 @@ class Resolver:
         # Documents whose anchor the URL and the caller already fix ride along in the same batch.
         for mp in paths:
             if mp.root == "conversation":
-                refs.append(Ref.document(Anchor("conversation", conversation_id), mp.rest))
+                refs += _path_refs(Anchor("conversation", conversation_id), mp, versions)
             elif mp.root == "workspace":
-                refs.append(Ref.document(Anchor("workspace", workspace_id), mp.rest))
+                refs += _path_refs(Anchor("workspace", workspace_id), mp, versions)
             elif mp.root == "user" and presented.principal_kind == "human":
-                refs.append(Ref.document(Anchor("user", pid), mp.rest))
+                refs += _path_refs(Anchor("user", pid), mp, versions)
         principal, got = self.first_round(presented, refs)
         host = _host(principal, got, workspace_id, conversation_id)
         if write:
@@ -232,7 +246,7 @@ class Resolver:
         speaker = access.selected_speaker(principal, got.get(Ref.speaker(speaker_selector or "")), speaker_selector)
         ctx = self.conversation_context(principal, host, speaker, got)
         if late_paths:
-            self._prefetch(ctx, paths)
+            self._prefetch(ctx, paths, versions)
         return ctx
 
     def conversation_context(
@@ -271,12 +285,12 @@ class Resolver:
             bindings = apply_limit(bindings, agent.memory_context_limit)
         return bindings
 
-    def _prefetch(self, ctx: Context, paths: tuple[MemoryPath, ...]) -> None:
+    def _prefetch(self, ctx: Context, paths: tuple[MemoryPath, ...], versions: tuple[int, ...] = ()) -> None:
         refs = []
         for mp in paths:
             src = ctx.sources.get(mp.root)
             if src is not None and src.anchor is not None:
-                refs.append(Ref.document(src.anchor, mp.rest))
+                refs += _path_refs(src.anchor, mp, versions)
         ctx.fetch(refs)
 
     # ---- the workspace door ---------------------------------------------------------------------
@@ -289,10 +303,13 @@ class Resolver:
         paths: tuple[MemoryPath, ...] = (),
         speaker_selector: str | None = None,
         write: bool = False,
+        versions: tuple[int, ...] = (),
     ) -> Context:
         presented = require_token(presented)
         refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, presented.principal_id)]
-        refs += [Ref.document(Anchor("workspace", workspace_id), mp.rest) for mp in paths if mp.root == "workspace"]
+        for mp in paths:
+            if mp.root == "workspace":
+                refs += _path_refs(Anchor("workspace", workspace_id), mp, versions)
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
@@ -315,11 +332,12 @@ class Resolver:
         *,
         paths: tuple[MemoryPath, ...] = (),
         speaker_selector: str | None = None,
+        versions: tuple[int, ...] = (),
     ) -> Context:
         presented = require_token(presented)
         root = "user" if presented.principal_kind == "human" else "agent"
         anchor = Anchor(root, presented.principal_id)
-        refs = [Ref.document(anchor, mp.rest) for mp in paths if mp.root == root]
+        refs = [ref for mp in paths if mp.root == root for ref in _path_refs(anchor, mp, versions)]
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
@@ -457,7 +475,7 @@ class Resolver:
         if eref in got:
             _EXECUTIONS.put(ex.public_id, ex)
             got.update(self.store.get_many(_execution_refs(ex, paths)))
-        principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id)
+        principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id, ex.principal_name)
         ws, member, conv = _host_rows(got, ex.workspace_id, ex.principal_id, ex.conversation_id)
         standing = access.still_standing(access.conversation_standing(principal, ws, member, conv))
         if ws is None or conv is None:  # still_standing has refused already; this narrows the types
@@ -476,4 +494,4 @@ class Resolver:
                 sources[b.name] = Source(
                     b, e.anchor, rw, agent_public_id=e.agent_public_id, speaker_public_id=e.speaker_public_id
                 )
-        return ex, Context(self.store, principal, "execution", sources, ws, conv, got)
+        return ex, Context(self.store, principal, "execution", sources, ws, conv, got, execution_public_id=ex.public_id)

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
-from .model import DEFAULT_EXECUTION_TTL_SECONDS
+from .model import DEFAULT_EXECUTION_TTL_SECONDS, DEFAULT_VERSIONS_KEPT, MAX_VERSIONS_KEPT
 
 
 class Settings(BaseModel):
@@ -24,6 +24,8 @@ class Settings(BaseModel):
     origin_writes_per_minute: int | None = Field(default=6000, ge=1)
     # How long an execution's tools answer after it starts.
     execution_ttl_seconds: int = Field(default=DEFAULT_EXECUTION_TTL_SECONDS, ge=1)
+    # Versions each document keeps, its current one included (docs/architecture.md, "Versions").
+    versions_kept: int = Field(default=DEFAULT_VERSIONS_KEPT, ge=1, le=MAX_VERSIONS_KEPT)
 
 
 @lru_cache(maxsize=1)
@@ -40,6 +42,7 @@ def settings() -> Settings:
         execution_ttl_seconds=int(
             os.environ.get("AGENT_MEMORY_EXECUTION_TTL_SECONDS") or DEFAULT_EXECUTION_TTL_SECONDS
         ),
+        versions_kept=int(os.environ.get("AGENT_MEMORY_VERSIONS_KEPT") or DEFAULT_VERSIONS_KEPT),
     )
 
 

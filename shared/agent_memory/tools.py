@@ -20,11 +20,13 @@ from . import views
 from .context import Context
 from .contract import TOOL_NAMES
 from .errors import ApiError
+from .history import HistoryService
 from .ids import PresentedToken, is_uuid
 from .inputs.base import parse
 from .inputs.tools import (
     MemoryDeleteInput,
     MemoryEditInput,
+    MemoryHistoryInput,
     MemoryLsInput,
     MemoryReadInput,
     MemoryWriteInput,
@@ -157,6 +159,24 @@ def _delete(run: ToolRunner, ctx: Context, inp: MemoryDeleteInput) -> tuple[str,
     return f"Deleted {mp.logical}. It is gone for good.", {"path": mp.logical}
 
 
+def _history(run: ToolRunner, ctx: Context, inp: MemoryHistoryInput) -> tuple[str, Any]:
+    _gate(ctx)
+    page = run.history.versions(ctx, parse_document_path(inp.path), inp.limit, inp.cursor)
+    lines = [f"{page.path}: {len(page.versions)} version{'s' if len(page.versions) != 1 else ''}, newest first."]
+    for v in page.versions:
+        who = v.author.name or v.author.public_id
+        line = f"- lock_version {v.lock_version}: {v.operation} by {v.author.kind} {who} at {v.written_at}"
+        line += f", {v.bytesize} bytes, sha256 {v.sha256[:12]}"
+        if v.rolled_back_from is not None:
+            line += f", restoring version {v.rolled_back_from}"
+        if v.redacted:
+            line += ", redacted"
+        lines.append(line)
+    if page.next_cursor:
+        lines.append(f'Older versions exist: call memory_history again with cursor "{page.next_cursor}".')
+    return "\n".join(lines), views.version_page(page)
+
+
 def _skill(run: ToolRunner, ctx: Context, inp: SkillInput) -> tuple[str, Any]:
     s = run.skills.load(ctx, inp.name)
     return f"Skill {s.name} ({s.path}): {s.document.description}\n\n{s.content}", views.skill(s)
@@ -214,6 +234,13 @@ TOOLS: dict[str, Tool] = {
             _delete,
         ),
         Tool(
+            "memory_history",
+            "List a memory document's versions, newest first: who wrote each (and in which run), when, how, "
+            "its size and content hash. Read-only: people roll back or redact versions, not you.",
+            MemoryHistoryInput,
+            _history,
+        ),
+        Tool(
             "skill",
             "Load a skill's full instructions by name. Your skills list shows each skill's name and what it is for.",
             SkillInput,
@@ -266,7 +293,7 @@ def schema_document(fmt: str) -> str:
 def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
     """Document paths worth fetching with the execution, so a read or edit costs no extra round trip and
     a write the commit would refuse stores no content first."""
-    if not isinstance(inp, MemoryReadInput | MemoryEditInput | MemoryWriteInput):
+    if not isinstance(inp, MemoryReadInput | MemoryEditInput | MemoryWriteInput | MemoryHistoryInput):
         return ()
     try:
         return (parse_document_path(inp.path),)
@@ -275,10 +302,17 @@ def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
 
 
 class ToolRunner:
-    def __init__(self, resolver: Resolver, memory: MemoryService, skills: SkillService | None = None) -> None:
+    def __init__(
+        self,
+        resolver: Resolver,
+        memory: MemoryService,
+        skills: SkillService | None = None,
+        history: HistoryService | None = None,
+    ) -> None:
         self.resolver = resolver
         self.memory = memory
         self.skills = skills or SkillService()
+        self.history = history or HistoryService(memory)
 
     def call(
         self,

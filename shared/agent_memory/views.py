@@ -14,6 +14,7 @@ from .context import Context
 from .model import (
     Account,
     Agent,
+    Author,
     Conversation,
     Execution,
     FrozenBinding,
@@ -21,13 +22,23 @@ from .model import (
     Human,
     Located,
     Member,
+    ShownVersion,
     Speaker,
     ToolResult,
+    Version,
+    VersionPage,
     Workspace,
 )
 from .skills import Skill
 
 Json = dict[str, Any]
+
+
+def author(a: Author) -> Json:
+    out: Json = {"kind": a.kind, "public_id": a.public_id, "name": a.name}
+    if a.execution_public_id:
+        out["execution_public_id"] = a.execution_public_id
+    return out
 
 
 def document(loc: Located) -> Json:
@@ -39,10 +50,51 @@ def document(loc: Located) -> Json:
         "bytesize": doc.bytesize,
         "description": doc.description,
         "written_at": doc.written_at,
+        "written_by": author(doc.author),
+        "content_sha256": doc.sha256,
     }
     if loc.content is not None:
         out["content"] = loc.content
     return out
+
+
+def version(v: Version, path: str) -> Json:
+    """One version record (no content: `shown_version` adds it)."""
+    p = v.promoted_from
+    return {
+        "path": path,
+        "public_id": v.public_id,
+        "lock_version": v.lock_version,
+        "bytesize": v.bytesize,
+        "content_sha256": v.sha256,
+        "description": v.description,
+        "written_at": v.written_at,
+        "author": author(v.author),
+        "operation": v.operation,
+        "overwrote_concurrent_edit": v.overwrote_concurrent_edit,
+        "rolled_back_from": v.rolled_back_from,
+        "promoted_from": None
+        if p is None
+        else {
+            "anchor_public_id": p.anchor_public_id,
+            "path": p.path,
+            "public_id": p.public_id,
+            "lock_version": p.lock_version,
+        },
+        "promoted_by": author(v.author) if v.operation == "promote" else None,
+        "forked_from": None if v.forked_from is None else {"conversation_public_id": v.forked_from},
+        "redacted": v.redacted,
+        "redacted_at": v.redacted_at,
+        "redacted_by": None if v.redacted_by is None else author(v.redacted_by),
+    }
+
+
+def version_page(page: VersionPage) -> Json:
+    return {"versions": [version(v, page.path) for v in page.versions], "next_cursor": page.next_cursor}
+
+
+def shown_version(shown: ShownVersion) -> Json:
+    return {**version(shown.version, shown.path), "content": shown.content}
 
 
 def listing(rows: list[Located]) -> list[Json]:

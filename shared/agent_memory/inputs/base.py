@@ -113,6 +113,8 @@ OptionalCounter = Annotated[
     _checked("parameter_invalid", _COUNTER_PHRASE, _whole_number(0, MAX_COUNTER), nullable=True),
     _nullable(_COUNTER_SCHEMA),
 ]
+# A version number the request names (it must be one): a whole number, never null.
+Counter = Annotated[int, whole_number(0, MAX_COUNTER), integer_schema(0, MAX_COUNTER)]
 Flag = Annotated[bool, _checked("parameter_invalid", "must be true or false", lambda v: isinstance(v, bool))]
 Name = Annotated[str, _checked("parameter_invalid", _NAME_PHRASE, _name_ok(200)), WithJsonSchema(_NAME_SCHEMA)]
 OptionalName = Annotated[

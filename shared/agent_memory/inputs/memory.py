@@ -11,6 +11,7 @@ from ..paths import MemoryPath, parse_document_path, parse_prefix
 from .base import (
     Body,
     Content,
+    Counter,
     Flag,
     OptionalCounter,
     OptionalUuid,
@@ -22,6 +23,8 @@ from .base import (
 )
 
 GREP_LIMIT_MAX = 500
+VERSIONS_LIMIT_MAX = 100
+VERSIONS_LIMIT_DEFAULT = 20
 
 
 def _optional_prefix(value: Any) -> MemoryPath | None:
@@ -60,6 +63,29 @@ Description = Annotated[
     str | None, PlainValidator(_description), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]})
 ]
 GrepLimit = Annotated[int, whole_number(1, GREP_LIMIT_MAX), integer_schema(1, GREP_LIMIT_MAX)]
+VersionsLimit = Annotated[int, whole_number(1, VERSIONS_LIMIT_MAX), integer_schema(1, VERSIONS_LIMIT_MAX)]
+
+
+def _cursor(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise coded("parameter_invalid", "must be the next_cursor string a listing answered, or null")
+    return value
+
+
+def _conflict_resolution(value: Any) -> str | None:
+    if value is not None and value != "overwrite":
+        raise coded("parameter_invalid", 'must be "overwrite" or left out')
+    return None if value is None else "overwrite"
+
+
+Cursor = Annotated[
+    str | None, PlainValidator(_cursor), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]})
+]
+ConflictResolution = Annotated[
+    str | None,
+    PlainValidator(_conflict_resolution),
+    WithJsonSchema({"anyOf": [{"type": "string", "enum": ["overwrite"]}, {"type": "null"}]}),
+]
 BlockBudget = Annotated[int, whole_number(1, MAX_BUDGET_BYTES), integer_schema(1, MAX_BUDGET_BYTES)]
 
 
@@ -80,6 +106,8 @@ class MemoryWriteFields(PairRule, Selector):
     content: Content
     description: Description = None
     expected_context_revision: OptionalCounter = None
+    # "overwrite": the writer saw a newer version and replaces it on purpose (recorded in the history).
+    conflict_resolution: ConflictResolution = None
 
     @property
     def description_given(self) -> bool:
@@ -107,6 +135,58 @@ class MemoryGrepFields(Selector):
     path: OptionalPrefix = None
     ignore_case: Flag = False
     limit: GrepLimit = 100
+
+
+class MemoryVersionsFields(Selector):
+    path: DocumentPath
+    limit: VersionsLimit = VERSIONS_LIMIT_DEFAULT
+    cursor: Cursor = None
+
+
+class MemoryVersionShowFields(Selector):
+    path: DocumentPath
+    lock_version: Counter
+
+
+class MemoryVersionChangeFields(PairRule, Selector):
+    """Rollback and redaction: the version chosen, then the pair the caller read of the document."""
+
+    path: DocumentPath
+    lock_version: Counter
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
+    expected_context_revision: OptionalCounter = None
+
+
+class PromoteSource(Selector):
+    conversation_public_id: OptionalUuid = None
+    path: DocumentPath
+    lock_version: Counter
+
+
+class PromoteFields(PairRule):
+    source: PromoteSource
+    target_path: DocumentPath
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
+    # Only for a skill the promote creates: the line a model reads to decide whether to load it.
+    description: Description = None
+
+
+class MemoryVersions(Body):
+    memory: MemoryVersionsFields
+
+
+class MemoryVersionShow(Body):
+    memory: MemoryVersionShowFields
+
+
+class MemoryVersionChange(Body):
+    memory: MemoryVersionChangeFields
+
+
+class Promote(Body):
+    promote: PromoteFields
 
 
 class MemoryShow(Body):

@@ -3,9 +3,22 @@ model is told and what the service accepts are one definition, validated with th
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
-from .base import Content, OptionalCounter, OptionalPathText, OptionalUuid, PairRule, PathText, ToolInput
+from .base import (
+    Content,
+    OptionalCounter,
+    OptionalPathText,
+    OptionalUuid,
+    PairRule,
+    PathText,
+    ToolInput,
+    integer_schema,
+    whole_number,
+)
+from .memory import VERSIONS_LIMIT_DEFAULT, VERSIONS_LIMIT_MAX, Cursor
 
 _PATH_HELP = (
     "A memory path that starts with its root, such as 'conversation/plan.md'. Roots: conversation/ (this "
@@ -52,6 +65,16 @@ class MemoryDeleteInput(PairRule, ToolInput):
     path: PathText = Field(description=_PATH_HELP)
     expected_public_id: OptionalUuid = Field(description=_PID_HELP)
     expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
+
+
+class MemoryHistoryInput(ToolInput):
+    path: PathText = Field(description=_PATH_HELP)
+    limit: Annotated[int, whole_number(1, VERSIONS_LIMIT_MAX), integer_schema(1, VERSIONS_LIMIT_MAX)] = Field(
+        default=VERSIONS_LIMIT_DEFAULT, description="How many versions to list, newest first (1 to 100)."
+    )
+    cursor: Cursor = Field(
+        default=None, description="Optional: the next_cursor of an earlier memory_history call, for older versions."
+    )
 
 
 class SkillInput(ToolInput):

@@ -398,14 +398,23 @@ def refuse_override(ctx: Context, mp: MemoryPath | None) -> None:
     )
 
 
-def may_change(ctx: Context, mp: MemoryPath) -> Source:
-    """The source a change to `mp` lands in, or the refusal: read-only binding, no standing, archived."""
+def may_redact(ctx: Context, mp: MemoryPath) -> Source:
+    """The source whose history a redaction scrubs: write standing through a read-write binding.
+
+    An archived conversation does not refuse it: a redaction removes text and adds none, and it changes
+    nothing a model reads."""
     src = ctx.source(mp)
     check_skill_path(src.scope, mp)
     if src.binding.access != "read_write":
         raise ApiError("memory_read_only", f"The {mp.root}/ root is bound read-only here: it cannot be changed.")
     if not src.writable:
         raise ApiError("not_authorized", f"You have no write standing on the {mp.root}/ root.")
+    return src
+
+
+def may_change(ctx: Context, mp: MemoryPath) -> Source:
+    """The source a change to `mp` lands in, or the refusal: read-only binding, no standing, archived."""
+    src = may_redact(ctx, mp)
     if DOORS[ctx.door].refuses_archived:
         conv = ctx.conversation
         if conv is not None and conv.archived:

@@ -118,7 +118,11 @@ def token_item(t: TokenRow) -> Item:
 def token_row(item: Item) -> TokenRow:
     it = unmarshal(item)
     return TokenRow(
-        it["pk"][len(keys.TOKEN) :], it["principal_kind"], it["principal_id"], it["account_id"], it.get("principal_name")
+        it["pk"][len(keys.TOKEN) :],
+        it["principal_kind"],
+        it["principal_id"],
+        it["account_id"],
+        it.get("principal_name"),
     )
 
 

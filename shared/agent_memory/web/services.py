@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..budget import Budgets
     from ..directory import Directory
     from ..executions import ExecutionService
+    from ..history import HistoryService
     from ..memory import MemoryService
     from ..resolver import Resolver
     from ..skills import SkillService
@@ -50,7 +51,14 @@ def directory() -> Directory:
 def memory() -> MemoryService:
     from ..memory import MemoryService
 
-    return MemoryService(budgets())
+    return MemoryService(budgets(), settings().versions_kept)
+
+
+@lru_cache(maxsize=1)
+def history() -> HistoryService:
+    from ..history import HistoryService
+
+    return HistoryService(memory())
 
 
 @lru_cache(maxsize=1)
@@ -79,12 +87,12 @@ def executions() -> ExecutionService:
 def tools() -> ToolRunner:
     from ..tools import ToolRunner
 
-    return ToolRunner(resolver(), memory(), skills())
+    return ToolRunner(resolver(), memory(), skills(), history())
 
 
 def reset_services() -> None:
     """Forget every built service (tests and the local gateway switch settings and endpoints)."""
     from .secrets import operator_key
 
-    for factory in (budgets, resolver, directory, memory, skills, block, executions, tools, operator_key):
+    for factory in (budgets, resolver, directory, memory, history, skills, block, executions, tools, operator_key):
         factory.cache_clear()

@@ -1,11 +1,22 @@
-"""The six memory verbs, served through every door: the route's contract entry names the door."""
+"""The memory verbs and the history verbs, served through every door: the route's contract entry names
+the door."""
 
 from __future__ import annotations
 
 from ... import views
 from ...context import Context
 from ...contract import Door
-from ...inputs.memory import MemoryDelete, MemoryEdit, MemoryGrep, MemoryShow, MemoryWrite, Selector
+from ...inputs.memory import (
+    MemoryDelete,
+    MemoryEdit,
+    MemoryGrep,
+    MemoryShow,
+    MemoryVersionChange,
+    MemoryVersions,
+    MemoryVersionShow,
+    MemoryWrite,
+    Selector,
+)
 from ...paths import MemoryPath
 from .. import services
 from ..glue import Reply, Request
@@ -20,10 +31,23 @@ def _door(req: Request) -> Door:
 
 
 def _open(
-    req: Request, paths: tuple[MemoryPath, ...], speaker: str | None, *, write: bool, late_paths: bool = True
+    req: Request,
+    paths: tuple[MemoryPath, ...],
+    speaker: str | None,
+    *,
+    write: bool,
+    late_paths: bool = True,
+    versions: tuple[int, ...] = (),
 ) -> Context:
     return services.resolver().door(
-        _door(req), req.token, req.params, paths=paths, speaker_selector=speaker, write=write, late_paths=late_paths
+        _door(req),
+        req.token,
+        req.params,
+        paths=paths,
+        speaker_selector=speaker,
+        write=write,
+        late_paths=late_paths,
+        versions=versions,
     )
 
 
@@ -53,6 +77,7 @@ def write_memory(req: Request) -> Reply:
         description=m.description,
         description_given=m.description_given,
         expected_context_revision=m.expected_context_revision,
+        overwrite=m.conflict_resolution == "overwrite",
     )
     return Reply(201, {"memory": views.document(written)})
 
@@ -77,3 +102,34 @@ def delete_memory(req: Request) -> Reply:
     ctx = _open(req, (), m.speaker_public_id, write=True)
     services.memory().delete(ctx, m.path, m.expected, expected_context_revision=m.expected_context_revision)
     return Reply(204)
+
+
+# ---- history: every door serves the same four verbs ------------------------------------------------
+
+
+def list_versions(req: Request) -> Reply:
+    m = parsed(req, MemoryVersions).memory
+    ctx = _open(req, (m.path,), m.speaker_public_id, write=False)
+    return Reply(200, views.version_page(services.history().versions(ctx, m.path, m.limit, m.cursor)))
+
+
+def show_version(req: Request) -> Reply:
+    m = parsed(req, MemoryVersionShow).memory
+    ctx = _open(req, (m.path,), m.speaker_public_id, write=False, versions=(m.lock_version,))
+    return Reply(200, {"version": views.shown_version(services.history().show(ctx, m.path, m.lock_version))})
+
+
+def rollback_version(req: Request) -> Reply:
+    m = parsed(req, MemoryVersionChange).memory
+    ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
+    restored = services.history().rollback(
+        ctx, m.path, m.lock_version, m.expected, expected_context_revision=m.expected_context_revision
+    )
+    return Reply(201, {"memory": views.document(restored)})
+
+
+def redact_version(req: Request) -> Reply:
+    m = parsed(req, MemoryVersionChange).memory
+    ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
+    shown = services.history().redact(ctx, m.path, m.lock_version, m.expected)
+    return Reply(200, {"version": views.shown_version(shown)})

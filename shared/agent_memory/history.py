@@ -1,0 +1,322 @@
+"""Document history: the versions of a document, one version's text, rollback, redaction and promote.
+
+Every accepted change of a document records its version in the commit that makes it (memory.py builds
+the record, the store writes it with the pointer row), so this module only reads those records and makes
+the changes that start from one. A version is named by the document's public_id and its lock_version;
+only the current incarnation's most recent `versions_kept` versions are its history (see
+docs/architecture.md, "Versions").
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+
+from .context import Context, Source
+from .errors import ApiError, stale, version_not_found, version_redacted
+from .ids import now_iso, uuid7
+from .memory import MemoryService, check_content, check_description, content_of, content_prefix, require_pair
+from .model import (
+    Document,
+    Located,
+    PromotedFrom,
+    ShownVersion,
+    Version,
+    VersionCheck,
+    VersionPage,
+)
+from .paths import MemoryPath
+from .ports import Ref
+from .rules.access import check_context_revision, may_change, may_redact, refuse_override
+
+# A redaction deletes bytes at once only when no fork of the conversation since they were written can
+# hold them; this much slack covers the clocks of two functions disagreeing.
+CLOCK_SLACK_SECONDS = 5
+
+
+class HistoryService:
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    @property
+    def kept(self) -> int:
+        return self.memory.versions_kept
+
+    # ---- reading ----------------------------------------------------------------------------------
+
+    def _current(self, ctx: Context, src: Source, mp: MemoryPath, *numbers: int) -> Document:
+        """The document at `mp` (loaded together with the version records `numbers`), or memory_not_found."""
+        anchor = src.anchored
+        ctx.fetch([Ref.document(anchor, mp.rest), *(Ref.version(anchor, mp.rest, n) for n in numbers)])
+        doc = ctx.document(src, mp.rest)
+        if doc is None:
+            raise ApiError("memory_not_found", f"There is no document at {mp.logical!r}.")
+        return doc
+
+    def _record(self, ctx: Context, src: Source, doc: Document, lock_version: int) -> Version:
+        """One version of the document's current history, or memory_version_not_found."""
+        if not doc.lock_version - self.kept < lock_version <= doc.lock_version:
+            raise version_not_found(lock_version)
+        ref = Ref.version(src.anchored, doc.rest, lock_version)
+        ctx.fetch([ref])
+        found: Version | None = ctx.loaded.get(ref)
+        # A record of another public_id at this number belongs to an earlier document at the same path.
+        if found is None or found.public_id != doc.public_id:
+            raise version_not_found(lock_version)
+        return found
+
+    def versions(self, ctx: Context, mp: MemoryPath, limit: int, cursor: str | None) -> VersionPage:
+        """The document's versions, newest first, `limit` at a time: one Query after the request's batch."""
+        refuse_override(ctx, mp)
+        src = ctx.source(mp)
+        doc = self._current(ctx, src, mp)
+        low = max(0, doc.lock_version - self.kept + 1)
+        high = doc.lock_version if cursor is None else _read_cursor(cursor, doc.public_id)
+        if high < low:
+            return VersionPage(mp.logical, [], None)
+        # One more than asked for tells whether another page follows without a second Query.
+        rows = ctx.store.list_versions(src.anchored, mp.rest, low, min(high, doc.lock_version), limit + 1)
+        mine: list[Version] = []
+        for row in rows:
+            if row.public_id != doc.public_id:
+                break  # an earlier document at this path: its records are not this one's history
+            mine.append(row)
+        following = mine[limit] if len(mine) > limit else None
+        return VersionPage(
+            mp.logical,
+            mine[:limit],
+            None if following is None else _cursor(doc.public_id, following.lock_version),
+        )
+
+    def show(self, ctx: Context, mp: MemoryPath, lock_version: int) -> ShownVersion:
+        """One version with its text (None once redacted): the request's batch read plus one S3 GET."""
+        refuse_override(ctx, mp)
+        src = ctx.source(mp)
+        doc = self._current(ctx, src, mp, lock_version)
+        record = self._record(ctx, src, doc, lock_version)
+        if record.content_key is None:
+            return ShownVersion(mp.logical, record, None)
+        text = content_of(ctx, mp.logical, _as_document(record))
+        return ShownVersion(mp.logical, record, text)
+
+    # ---- changes ----------------------------------------------------------------------------------
+
+    def rollback(
+        self,
+        ctx: Context,
+        mp: MemoryPath,
+        lock_version: int,
+        expected: tuple[str, int] | None,
+        *,
+        expected_context_revision: int | None = None,
+    ) -> Located:
+        """A new version whose content is the chosen one's: the same immutable object, no bytes moved."""
+        refuse_override(ctx, mp)
+        src = may_change(ctx, mp)
+        check_context_revision(ctx, expected_context_revision)
+        pair = require_pair(expected, "roll back")
+        doc = self._current(ctx, src, mp, lock_version)
+        if (doc.public_id, doc.lock_version) != pair:
+            raise stale()
+        record = self._record(ctx, src, doc, lock_version)
+        if record.content_key is None:
+            raise version_redacted(lock_version)
+        # The answer shows the restored text: fetched while the commit is in flight.
+        pending = ctx.store.fetch_contents([record.content_key])[record.content_key]
+        restored = Document(
+            doc.anchor,
+            doc.rest,
+            doc.public_id,
+            doc.lock_version + 1,
+            record.bytesize,
+            record.sha256,
+            record.description if mp.skill_name is not None else None,
+            now_iso(),
+            record.content_key,
+            ctx.author(),
+        )
+        change = self.memory.change(
+            ctx,
+            src,
+            mp,
+            pair,
+            restored,
+            expected_context_revision,
+            "rollback",
+            # The source must still hold its bytes when the commit lands: a redaction racing this rollback
+            # either lands first (and the rollback is refused) or finds the new version holding them.
+            requires=VersionCheck(doc.anchor, doc.rest, doc.public_id, lock_version),
+            rolled_back_from=lock_version,
+        )
+        ctx.store.commit(change)
+        text = pending.result()
+        return Located(mp.logical, restored, text if text is not None else content_of(ctx, mp.logical, restored))
+
+    def redact(self, ctx: Context, mp: MemoryPath, lock_version: int, expected: tuple[str, int] | None) -> ShownVersion:
+        """Scrub one earlier version's text; its record (author, time, hash) stays.
+
+        The bytes are deleted at once when nothing else can hold them, else the record lets go of them and
+        the sweeper deletes them once the last holder has (a rollback or a fork sharing the object).
+        """
+        refuse_override(ctx, mp)
+        src = may_redact(ctx, mp)
+        pair = require_pair(expected, "redact a version of")
+        doc = self._current(ctx, src, mp, lock_version)
+        if (doc.public_id, doc.lock_version) != pair:
+            raise stale()
+        if lock_version == doc.lock_version:
+            raise ApiError(
+                "memory_version_current",
+                f"Version {lock_version} is the document's current version: write the document or roll it back "
+                "first, then redact the old version.",
+            )
+        record = self._record(ctx, src, doc, lock_version)
+        if record.content_key is None:
+            return ShownVersion(mp.logical, record, None)  # redacted already: nothing left to remove
+        key = record.content_key
+        by, at = ctx.author(), now_iso()
+        ctx.store.redact_version(record, pair, by, at, self.memory.budgets.of(ctx.principal))
+        record.content_key, record.redacted_at, record.redacted_by = None, at, by
+        if self._sole_holder(ctx, src, doc, key):
+            ctx.store.delete_content(key)
+        return ShownVersion(mp.logical, record, None)
+
+    def _sole_holder(self, ctx: Context, src: Source, doc: Document, key: str) -> bool:
+        """Whether no row but the redacted record can point at the object `key` (read after the redaction
+        committed, so a rollback that copied the key before it is seen, and one after it was refused)."""
+        anchor = src.anchored
+        if doc.content_key == key or not key.startswith(content_prefix(anchor)):
+            return False  # the current version holds it, or it was inherited from a fork's parent
+        if anchor.scope == "conversation":
+            ref = Ref.conversation(anchor.owner_id)
+            ctx.fetch([ref])
+            conv = ctx.loaded.get(ref)
+            forked_at = getattr(conv, "forked_at", None)
+            if conv is None or (forked_at is not None and forked_at + CLOCK_SLACK_SECONDS >= _written_at(key)):
+                return False  # a fork since the bytes were written may point at them
+        low = max(0, doc.lock_version - self.kept + 1)
+        others = ctx.store.list_versions(anchor, doc.rest, low, doc.lock_version, self.kept)
+        return not any(v.content_key == key for v in others)
+
+    def promote(
+        self,
+        source_ctx: Context,
+        source: MemoryPath,
+        lock_version: int,
+        target_ctx: Context,
+        target: MemoryPath,
+        expected: tuple[str, int] | None,
+        *,
+        description: str | None = None,
+    ) -> Located:
+        """Copy one version of a document the caller reads into a workspace/ document.
+
+        The source is untouched. A skill target is never clobbered: the text is appended to the skill as a
+        section naming where it came from, so earlier promotes and hand-written text survive.
+        """
+        if target.root != "workspace":
+            raise ApiError(
+                "memory_path_invalid",
+                f"A promote writes into workspace/ (the room's shared memory), not {target.root}/.",
+            )
+        refuse_override(source_ctx, source)
+        src = source_ctx.source(source)
+        doc = self._current(source_ctx, src, source, lock_version)
+        record = self._record(source_ctx, src, doc, lock_version)
+        if record.content_key is None:
+            raise version_redacted(lock_version)
+        text = content_of(source_ctx, source.logical, _as_document(record))
+        refuse_override(target_ctx, target)
+        dst = may_change(target_ctx, target)
+        current = target_ctx.document(dst, target.rest)
+        now = None if current is None else (current.public_id, current.lock_version)
+        if now != expected:
+            raise stale()
+        origin = PromotedFrom(src.anchor_public_id or "", source.logical, doc.public_id, lock_version)
+        author = target_ctx.author()
+        if target.skill_name is not None and current is not None:
+            merged = _appended(content_of(target_ctx, target.logical, current), text, origin, record, author.name)
+            body, desc = check_content(merged), current.description
+        else:
+            if target.skill_name is not None:
+                text = _appended("", text, origin, record, author.name)
+            body = check_content(text)
+            desc = check_description(target, description, given=description is not None)
+        pid, number = (current.public_id, current.lock_version + 1) if current is not None else (uuid7(), 0)
+        doc_new = self.memory.new_version(target_ctx, dst, target, body, pid, number, desc)
+        target_ctx.store.commit(
+            self.memory.change(target_ctx, dst, target, expected, doc_new, None, "promote", promoted_from=origin)
+        )
+        return Located(target.logical, doc_new, body.decode("utf-8"))
+
+
+def _appended(current: str, text: str, origin: PromotedFrom, record: Version, by: str | None) -> str:
+    """`current` with `text` added as a section that says where it came from."""
+    head = current if current == "" or current.endswith("\n") else current + "\n"
+    gap = "" if head == "" else "\n"
+    written = record.author.name or record.author.public_id
+    provenance = (
+        f"## Promoted from {origin.path} (version {origin.lock_version})\n\n"
+        f"> Promoted by {by or 'unknown'} on {now_iso()} from document {origin.public_id} of "
+        f"{origin.anchor_public_id}, version {origin.lock_version} by {written} ({record.written_at}).\n\n"
+    )
+    return head + gap + provenance + text + ("" if text.endswith("\n") else "\n")
+
+
+def _as_document(v: Version) -> Document:
+    """A version as the pointer it once was, to read its content the way documents are read."""
+    return Document(
+        v.anchor,
+        v.rest,
+        v.public_id,
+        v.lock_version,
+        v.bytesize,
+        v.sha256,
+        v.description,
+        v.written_at,
+        v.content_key or "",
+        v.author,
+    )
+
+
+def _written_at(key: str) -> float:
+    """When a content object was made, read off the UUIDv7 that ends its key (0 when it is not one)."""
+    tail = key.rsplit("/", 1)[-1].replace("-", "")
+    try:
+        return int(tail[:12], 16) / 1000
+    except ValueError:
+        return 0.0
+
+
+# ---- the listing's cursor ---------------------------------------------------------------------------
+# Opaque to callers: the public_id it belongs to, the version the next page starts at, and a check that
+# refuses a cursor edited by hand or taken from another document's listing.
+
+
+def _check(public_id: str, lock_version: int) -> str:
+    return hashlib.sha256(f"versions:{public_id}:{lock_version}".encode()).hexdigest()[:16]
+
+
+def _cursor(public_id: str, lock_version: int) -> str:
+    raw = f"{public_id}:{lock_version}:{_check(public_id, lock_version)}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _read_cursor(cursor: str, public_id: str) -> int:
+    bad = ApiError(
+        "parameter_invalid",
+        "memory.cursor is not a cursor this document's version listing gave out: send next_cursor exactly "
+        "as it came, or leave it out to start from the newest version.",
+    )
+    if len(cursor) > 200:
+        raise bad
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        pid, number, check = raw.split(":")
+        lock_version = int(number)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise bad from None
+    if pid != public_id or lock_version < 0 or check != _check(pid, lock_version):
+        raise bad
+    return lock_version
