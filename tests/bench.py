@@ -36,7 +36,7 @@ from typing import Any
 
 from agent_memory.local.gateway import build_event
 from agent_memory.local.runtime import LocalService, start_local
-from agent_memory.model import Anchor
+from agent_memory.model import Anchor, Author
 from agent_memory.store import CACHE, aws_clients, get_store
 
 API = "/agent_api/v1"
@@ -479,7 +479,7 @@ def _grep_worst_url(w: World) -> str:
             None,
             now_iso(),
             f"content/bench-grep/{uuid7()}",
-            "human:bench",
+            Author("human", "bench", "bench"),
         )
         for anchor in anchors
         for i in range(GREP_DOCS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agent_memory.model import Anchor, Document
+from agent_memory.model import Anchor, Author, Document
 from agent_memory.store.forklog import FORK_LOG_TTL_SECONDS, fork_log_item, fork_log_partition, fork_log_time
 from agent_memory.store.items import doc_item, doc_row, marshal
 from boto3.dynamodb.types import TypeSerializer
@@ -11,7 +11,10 @@ from boto3.dynamodb.types import TypeSerializer
 CONV = "0199aaaa-0000-7000-8000-000000000001"
 
 
-def _doc(description: str | None, author: str) -> Document:
+LEGACY = Author("human", "")  # a row written before rows named their author reads back as this
+
+
+def _doc(description: str | None, author: Author) -> Document:
     return Document(
         Anchor("conversation", CONV),
         "notes/plan.md",
@@ -27,9 +30,16 @@ def _doc(description: str | None, author: str) -> Document:
 
 
 @pytest.mark.parametrize("description", [None, "", "Use when planning."])
-@pytest.mark.parametrize("author", ["", "human:0199aaaa-0000-7000-8000-000000000003"])
+@pytest.mark.parametrize(
+    "author",
+    [
+        LEGACY,
+        Author("human", "0199aaaa-0000-7000-8000-000000000003", "ada"),
+        Author("agent", "0199aaaa-0000-7000-8000-000000000004", "helper", "0199aaaa-0000-7000-8000-000000000005"),
+    ],
+)
 def test_a_pointer_row_reads_back_as_written_and_a_copy_changes_only_its_key(
-    description: str | None, author: str
+    description: str | None, author: Author
 ) -> None:
     doc = _doc(description, author)
     # A row reads back as itself, with or without the anchor given
@@ -60,18 +70,20 @@ def _plain_item(d: Document) -> dict[str, object]:
         "description": d.description,
         "written_at": d.written_at,
         "content_key": d.content_key,
-        "author": d.author,
+        "author": f"{d.author.kind}:{d.author.public_id}",
+        "author_name": d.author.name,
+        "author_execution": d.author.execution_public_id,
     }
 
 
 def test_a_row_of_an_unexpected_shape_is_still_read() -> None:
     # Given a row whose optional attributes are stored as NULL or missing, and numbers in another spelling
-    raw = doc_item(_doc(None, ""))
+    raw = doc_item(_doc(None, LEGACY))
     raw["description"] = {"NULL": True}
     raw["lock_version"] = {"N": "7.0"}
     del raw["author"]
     # Then it still reads as the row
-    assert doc_row(raw) == _doc(None, "")
+    assert doc_row(raw) == _doc(None, LEGACY)
 
 
 def test_fork_log_keys_sort_by_time_within_an_hourly_partition() -> None:

@@ -15,6 +15,7 @@ from agent_memory.ids import now_iso, sha256_hex, uuid7
 from agent_memory.model import (
     MAX_DOCUMENTS_PER_ANCHOR,
     Anchor,
+    Author,
     Conversation,
     ConversationBump,
     Document,
@@ -26,6 +27,8 @@ from agent_memory.ports import Ref
 from agent_memory.store import CACHE, DynamoStore
 from agent_memory.store.content import ContentCache
 from botocore.awsrequest import AWSResponse, HTTPHeaders
+
+TEST_AUTHOR = Author("human", "test", "test")
 
 
 @pytest.fixture
@@ -58,7 +61,7 @@ def version(
     key = f"content/{public_id}/{uuid7()}"
     store.put_content(key, text)
     data = text.encode()
-    return Document(anchor, rest, public_id, lock_version, len(data), sha256_hex(data), None, now_iso(), key, "test")
+    return Document(anchor, rest, public_id, lock_version, len(data), sha256_hex(data), None, now_iso(), key, TEST_AUTHOR)
 
 
 def create(
@@ -329,7 +332,7 @@ def conversation_item(*, archived: bool, context_revision: int) -> dict[str, Any
 
 
 def _doc(anchor: Anchor) -> Document:
-    return Document(anchor, "a.md", uuid7(), 0, 1, sha256_hex(b"x"), None, now_iso(), "content/k", "test")
+    return Document(anchor, "a.md", uuid7(), 0, 1, sha256_hex(b"x"), None, now_iso(), "content/k", TEST_AUTHOR)
 
 
 def a_create(bump: bool = False, budget: bool = False) -> DocumentChange:
