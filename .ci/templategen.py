@@ -272,7 +272,9 @@ def function_block(route: Route) -> str:
 
 SWEEPER = """
   # Not a route: deletes content versions no row references any more (shared/agent_memory/store/sweeper.py).
-  # It may only scan the table, query the fork log, list the bucket and delete content objects.
+  # It may only scan the table, query the fork log, delete version records no document keeps (DeleteItem
+  # cannot be scoped to VER# sort keys in IAM: the code conditions each delete instead), list the bucket
+  # and delete content objects.
   SweeperFunction:
     Type: AWS::Serverless::Function
     Properties:
@@ -299,6 +301,7 @@ SWEEPER = """
               Action:
                 - dynamodb:Scan
                 - dynamodb:Query
+                - dynamodb:DeleteItem
               Resource: !GetAtt MemoryTable.Arn
             - Effect: Allow
               Action: s3:ListBucket

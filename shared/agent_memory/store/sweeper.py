@@ -1,24 +1,48 @@
-"""The content sweeper: removes S3 content versions that no row references any more.
+"""The content sweeper: removes S3 content versions that no row references any more, and the version
+records that no document keeps any more.
 
 A write stores its immutable version in S3 before the pointer row commits, so deletes, replaces and
-refused commits all leave versions behind that nothing points at. A sweep removes them without ever
-removing one that a live pointer still needs, even while writes and forks commit around it:
+refused commits all leave versions behind that nothing points at. A document's history rows (`VER#`,
+next to its `DOC#` pointer) hold content keys too, and outlive what they record: a delete removes only
+the pointer, a recreate at the same path writes its own history under a new public_id over the old one
+from version 0 up (so the old rows above it remain), a lowered retention leaves rows past the bound, and
+a fork that writes its child's records but never its pointers leaves them ownerless. A sweep removes
+those rows and then the versions nothing holds, without ever removing a row or a version that a live
+document still needs, even while writes and forks commit around it:
 
 1. Note the start time, then list content/ in S3. An object stored after the listing is never a candidate.
-2. Scan the table (strongly consistent) for every row's content_key. A pointer that was committed
-   before the scan reached its item is seen.
-3. Keep every object younger than the grace period: it may be a write's version whose pointer had not
+2. Scan the table (strongly consistent) for every row's content_key, and every version record's owner
+   (public_id), number (lock_version) and recorded_at. A pointer committed before the scan reached its
+   item is seen.
+3. Sort the version records. One is live while its path's pointer row (same partition, same path hash)
+   has its public_id and a lock_version at most K-1 above it (K: versions kept, the current one
+   included): that is the history a reader can still page through or roll back to. One is young while
+   it was recorded within the grace period: the scan may have read its pointer before the commit that
+   wrote both (so the row looks newer than its document), or it is a fork's record whose pointer
+   transaction has yet to run. Every other record is an orphan, and nothing will ever own it again:
+   lock_versions only grow and a public_id is never reused.
+4. Delete each orphan row, conditioned on the owner, number and recorded_at it was read with: a recreate
+   at the same path may have written over it since the scan, and that newer row must stay. A row kept by
+   that condition keeps its content this sweep too, and the next sweep judges what it holds now.
+   Rows go before objects, so no record is ever left naming content that is gone.
+5. The references are then every content_key of a pointer (or any other row kind that keeps one) and of
+   every live or young record; an orphan's content is referenced only if something else holds it.
+6. Keep every object younger than the grace period: it may be a write's version whose pointer had not
    committed yet when the scan passed. A write commits within seconds of storing its version, so a
    grace of minutes covers it; S3's LastModified has one-second precision, which the grace absorbs.
-4. Wait `settle` seconds, longer than any fork request can run, then read the fork log from `settle`
+7. Wait `settle` seconds, longer than any fork request can run, then read the fork log from `settle`
    seconds before the start time on (the slack also absorbs clock skew between functions). A fork
    copies pointers to versions of any age; the log names what each fork copied, so a copy the scan
    missed (its parent's row deleted before the scan got there, the child's written after the scan
    passed) still keeps its version.
-5. Delete the rest, up to 1000 keys per request.
+8. Delete the rest, up to 1000 keys per request.
+
+K must be the value the service prunes with (AGENT_MEMORY_VERSIONS_KEPT, read by both): a sweeper told a
+smaller K than the service would delete history the service still offers.
 
 Reading every content_key is one Scan of the whole table: fine at this service's size, and the first
-thing to replace in a larger deployment (docs/decisions.md).
+thing to replace in a larger deployment (docs/decisions.md). Orphan rows are deleted one request each:
+they are rare after the first sweep, since a commit prunes its own row past the bound.
 """
 
 from __future__ import annotations
@@ -26,10 +50,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from ..model import DEFAULT_VERSIONS_KEPT
 from .forklog import fork_log_partition, fork_log_time
+from .items import unmarshal
+from .keys import DOC, VERSION, parse_version_sk, path_hash
 
 CONTENT_PREFIX = "content/"
 DEFAULT_GRACE_SECONDS = 15 * 60
@@ -41,11 +70,14 @@ MIN_SAFE_GRACE_SECONDS = 60
 # A fork request runs inside a route Lambda whose timeout is 10 s; 30 s leaves room for clock skew.
 DEFAULT_SETTLE_SECONDS = 30
 _DELETE_BATCH = 1000
+# The attributes a version record's delete is conditioned on, by the names its condition spells them.
+_RECORD_IDENTITY = {"#pid": "public_id", "#lv": "lock_version", "#ra": "recorded_at"}
 
 
 @dataclass(slots=True)
 class SweepReport:
-    """What one sweep saw and did; every count is of S3 keys."""
+    """What one sweep saw and did: the counts named `versions*` are of version records (rows), every other
+    count of S3 keys; `versions_kept` is the K the sweep judged records by."""
 
     listed: int = 0
     referenced: int = 0
@@ -54,15 +86,49 @@ class SweepReport:
     eligible: int = 0
     deleted: int = 0
     failed: int = 0
+    versions: int = 0
+    versions_live: int = 0
+    versions_young: int = 0
+    # Orphans old enough to delete; a dry run deletes none of them, so this is what it would have removed.
+    versions_eligible: int = 0
+    versions_deleted: int = 0
+    versions_kept_by_race: int = 0
     dry_run: bool = False
     grace_seconds: float = DEFAULT_GRACE_SECONDS
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
+    versions_kept: int = DEFAULT_VERSIONS_KEPT
     seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["seconds"] = round(self.seconds, 3)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    """One version record as the scan read it."""
+
+    pk: str
+    sk: str
+    path_hash: str
+    public_id: str | None
+    lock_version: int | None
+    recorded_at: float
+    content_key: str | None
+    # public_id, lock_version and recorded_at exactly as stored (absent ones left out): the delete's condition.
+    identity: dict[str, Any]
+
+
+@dataclass(slots=True)
+class _Scanned:
+    """The table as one scan saw it."""
+
+    # content_key of every row that is not a version record: pointers, and any later kind that keeps one.
+    held: set[str] = field(default_factory=set)
+    # (partition, path hash) -> (public_id, lock_version) of each pointer row.
+    documents: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    records: list[_Record] = field(default_factory=list)
 
 
 def _listed(s3: Any, bucket: str) -> dict[str, float]:
@@ -83,19 +149,73 @@ def _pages(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[
         kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
 
-def referenced_keys(ddb: Any, table: str) -> set[str]:
-    """Every content_key any row holds: pointer rows today, and any later row kind that keeps a version."""
-    keys: set[str] = set()
+def _number(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _record(item: dict[str, Any]) -> _Record:
+    it = unmarshal(item)
+    sk: str = it["sk"]
+    try:
+        path_hash, _ = parse_version_sk(sk)
+    except ValueError:
+        # A key no commit spells: no pointer row can own it.
+        path_hash = ""
+    recorded_at = it.get("recorded_at")
+    public_id = it.get("public_id")
+    return _Record(
+        pk=it["pk"],
+        sk=sk,
+        path_hash=path_hash,
+        public_id=public_id if isinstance(public_id, str) else None,
+        lock_version=_number(it.get("lock_version")),
+        recorded_at=float(recorded_at) if isinstance(recorded_at, int | float) else 0.0,
+        content_key=it.get("content_key"),
+        identity={name: item[attr] for name, attr in _RECORD_IDENTITY.items() if attr in item},
+    )
+
+
+def _scan(ddb: Any, table: str) -> _Scanned:
+    """One strongly consistent Scan: every row that holds a content key, and every version record."""
+    out = _Scanned()
     for page in _pages(
         ddb.scan,
         TableName=table,
-        ProjectionExpression="#ck",
-        FilterExpression="attribute_exists(#ck)",
-        ExpressionAttributeNames={"#ck": "content_key"},
+        ProjectionExpression="#pk, #sk, #ck, #pid, #lv, #ra",
+        # A redacted record holds no content_key and must still be seen, to be deleted once orphaned.
+        FilterExpression="attribute_exists(#ck) OR begins_with(#sk, :ver)",
+        ExpressionAttributeNames={"#pk": "pk", "#sk": "sk", "#ck": "content_key", **_RECORD_IDENTITY},
+        ExpressionAttributeValues={":ver": {"S": VERSION}},
         ConsistentRead=True,
     ):
-        keys.update(item["content_key"]["S"] for item in page.get("Items", []))
-    return keys
+        for item in page.get("Items", []):
+            sk = item["sk"]["S"]
+            if sk.startswith(VERSION):
+                out.records.append(_record(item))
+                continue
+            if "content_key" in item:
+                out.held.add(item["content_key"]["S"])
+            if sk.startswith(DOC):
+                it = unmarshal(item)
+                public_id, lock_version = it.get("public_id"), _number(it.get("lock_version"))
+                if isinstance(public_id, str) and lock_version is not None:
+                    path = path_hash(sk[len(DOC) :])
+                    out.documents[(it["pk"], path)] = (public_id, lock_version)
+    return out
+
+
+def _live(record: _Record, documents: dict[tuple[str, str], tuple[str, int]], versions_kept: int) -> bool:
+    """Whether the record is one of the `versions_kept` newest of the document now at its path."""
+    doc = documents.get((record.pk, record.path_hash))
+    if doc is None or record.lock_version is None or record.public_id != doc[0]:
+        return False
+    return doc[1] - versions_kept < record.lock_version <= doc[1]
+
+
+def referenced_keys(ddb: Any, table: str) -> set[str]:
+    """Every content_key any row holds, version records (live or not) included."""
+    scanned = _scan(ddb, table)
+    return scanned.held | {r.content_key for r in scanned.records if r.content_key is not None}
 
 
 def fork_logged_keys(ddb: Any, table: str, since: float, until: float) -> set[str]:
@@ -118,6 +238,30 @@ def fork_logged_keys(ddb: Any, table: str, since: float, until: float) -> set[st
     return keys
 
 
+def _delete_record(ddb: Any, table: str, record: _Record) -> bool:
+    """Delete one orphan record if it is still the row the scan read; False when it was written over."""
+    values = {f":{name[1:]}": value for name, value in record.identity.items()}
+    condition = " AND ".join(
+        f"{name} = :{name[1:]}" if name in record.identity else f"attribute_not_exists({name})"
+        for name in _RECORD_IDENTITY
+    )
+    request: dict[str, Any] = {
+        "TableName": table,
+        "Key": {"pk": {"S": record.pk}, "sk": {"S": record.sk}},
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": dict(_RECORD_IDENTITY),
+    }
+    if values:
+        request["ExpressionAttributeValues"] = values
+    try:
+        ddb.delete_item(**request)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
 def _delete(s3: Any, bucket: str, keys: list[str]) -> int:
     failed = 0
     for i in range(0, len(keys), _DELETE_BATCH):
@@ -135,6 +279,7 @@ def sweep(
     *,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
     settle_seconds: float = DEFAULT_SETTLE_SECONDS,
+    versions_kept: int = DEFAULT_VERSIONS_KEPT,
     dry_run: bool = False,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
@@ -142,14 +287,42 @@ def sweep(
     """One sweep. The order of the steps is what makes it safe: see the module docstring."""
     if grace_seconds < 0 or settle_seconds < 0:
         raise ValueError("grace_seconds and settle_seconds must be >= 0")
-    report = SweepReport(dry_run=dry_run, grace_seconds=grace_seconds, settle_seconds=settle_seconds)
+    if versions_kept < 1:
+        # Below 1 every document's current record would be an orphan.
+        raise ValueError("versions_kept must be >= 1")
+    report = SweepReport(
+        dry_run=dry_run, grace_seconds=grace_seconds, settle_seconds=settle_seconds, versions_kept=versions_kept
+    )
     started = clock()
+    cutoff = started - grace_seconds
     objects = _listed(s3, bucket)
-    referenced = referenced_keys(ddb, table)
+    scanned = _scan(ddb, table)
+    referenced = set(scanned.held)
+    orphans: list[_Record] = []
+    for record in scanned.records:
+        if _live(record, scanned.documents, versions_kept):
+            report.versions_live += 1
+        elif record.recorded_at > cutoff:
+            report.versions_young += 1
+        else:
+            orphans.append(record)
+            continue
+        if record.content_key is not None:
+            referenced.add(record.content_key)
+    report.versions = len(scanned.records)
+    report.versions_eligible = len(orphans)
+    if not dry_run:
+        for record in orphans:
+            if _delete_record(ddb, table, record):
+                report.versions_deleted += 1
+                continue
+            report.versions_kept_by_race += 1
+            # The row holds something else now; its old content waits for a sweep that sees what.
+            if record.content_key is not None:
+                referenced.add(record.content_key)
     if settle_seconds:
         sleep(settle_seconds)
     forked = fork_logged_keys(ddb, table, started - settle_seconds, clock())
-    cutoff = started - grace_seconds
     unreferenced = {k: m for k, m in objects.items() if k not in referenced and k not in forked}
     doomed = sorted(k for k, m in unreferenced.items() if m < cutoff)
     report.listed = len(objects)
@@ -164,8 +337,18 @@ def sweep(
     return report
 
 
-def sweep_configured(*, grace_seconds: float, settle_seconds: float, dry_run: bool = False) -> SweepReport:
-    """One sweep of the table and bucket the settings name, through the process's shared clients."""
+def _versions_kept() -> int:
+    """K as the deployment sets it (AGENT_MEMORY_VERSIONS_KEPT), the value the service prunes with."""
+    return int(os.environ.get("AGENT_MEMORY_VERSIONS_KEPT") or DEFAULT_VERSIONS_KEPT)
+
+
+def sweep_configured(
+    *, grace_seconds: float, settle_seconds: float, dry_run: bool = False, versions_kept: int | None = None
+) -> SweepReport:
+    """One sweep of the table and bucket the settings name, through the process's shared clients.
+
+    `versions_kept` defaults to the deployment's setting, not the model's default: both sides must agree.
+    """
     from ..settings import settings
     from . import aws_clients
 
@@ -178,6 +361,7 @@ def sweep_configured(*, grace_seconds: float, settle_seconds: float, dry_run: bo
         s.bucket_name,
         grace_seconds=grace_seconds,
         settle_seconds=settle_seconds,
+        versions_kept=_versions_kept() if versions_kept is None else versions_kept,
         dry_run=dry_run,
     )
 
