@@ -35,6 +35,12 @@ Parameters:
     Type: String
     Default: /agent-memory/operator-key
     Description: SSM SecureString parameter holding the operator key that POST /accounts requires.
+  VersionsKept:
+    Type: Number
+    Default: 100
+    MinValue: 1
+    MaxValue: 10000
+    Description: Versions each memory document keeps, its current one included (the sweeper reads the same).
 
 Globals:
   Function:
@@ -49,6 +55,7 @@ Globals:
         TABLE_NAME: !Ref MemoryTable
         BUCKET_NAME: !Ref ContentBucket
         POWERTOOLS_SERVICE_NAME: agent-memory
+        AGENT_MEMORY_VERSIONS_KEPT: !Ref VersionsKept
         POWERTOOLS_LOG_LEVEL: INFO
 
 Resources:

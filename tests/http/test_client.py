@@ -81,13 +81,14 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
             )
         },
         "memory": {"public_id": WS},  # a document for show and write; listing reads it without a check
+        "version": {"public_id": WS},
         "tools": [],
         "skills": [],
         "token": "t",
     }
     server = scripted(Reply(200, everything))
     client = MemoryClient(server.url, "am_h_x_y", operator_key="k", backoff=0.0)
-    # When every public method and every door's six verbs are called once
+    # When every public method and every door's verbs are called once
     client.create_account("a", "b")
     client.create_human("h")
     client.rotate_human_credentials(CONV)
@@ -110,6 +111,7 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.call_tool(CONV, "memory_ls", {})
     client.tool_schemas()
     client.openapi_document()
+    client.promote(WS, "conversation/a.md", 0, "workspace/a.md", NEW, conversation_public_id=CONV)
     doors = [
         client.conversation_memory(WS, CONV),
         client.workspace_memory(WS),
@@ -123,6 +125,10 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
         door.edit("conversation/a.md", "x", "y", DOC)
         door.grep("x")
         door.delete("conversation/a.md", DOC)
+        door.versions("conversation/a.md")
+        door.show_version("conversation/a.md", 0)
+        door.rollback("conversation/a.md", 0, DOC)
+        door.redact("conversation/a.md", 0, DOC)
     # Then the requests sent cover every route of the contract the gateway serves, by method and path
     reached = set()
     for method, raw_path, _ in server.seen:
@@ -140,7 +146,7 @@ def test_the_client_retries_exactly_the_routes_the_service_declares_read_only() 
         retried = r.method == "GET" or r.name in READ_ONLY_POSTS
         assert retried == (r.access in ("read", "public")), r.name
     # And the model's tools it resends are the read-only ones
-    assert {"memory_ls", "memory_read", "skill"} == READ_ONLY_TOOLS
+    assert {"memory_ls", "memory_read", "memory_history", "skill"} == READ_ONLY_TOOLS
     assert set(TOOLS) > READ_ONLY_TOOLS
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from agent_memory.store import aws_clients
 
 from ..support import CONV, Api, Who, alias, bindings, code, conv_base, created
+from .world import scan_table
 
 MAX_DOCS = 64
 
@@ -175,7 +176,7 @@ def test_a_full_conversation_forks_into_a_full_child(api: Api) -> None:
     assert code(api.write(ada, base, "conversation/extra.md", "x")) == (422, "memory_full")
 
 
-def test_forking_reads_no_content_and_copies_in_one_transaction(api: Api) -> None:
+def test_forking_reads_no_content_and_copies_in_two_transactions(api: Api) -> None:
     # Given a Human-answered conversation with 64 documents (their content cached or not, no matter)
     ada, ws, parent = api.room()
     base = conv_base(ws, parent)
@@ -188,9 +189,14 @@ def test_forking_reads_no_content_and_copies_in_one_transaction(api: Api) -> Non
     assert r.status_code == 201, r.text
 
     # Then S3 saw nothing, and DynamoDB saw the request's one batch read (token, workspace, membership,
-    # conversation), one Query listing the parent's rows, and one transaction writing the child
+    # conversation), one Query listing the parent's rows, one transaction writing the child's first
+    # history records (with the write budget, when one is on) and one writing the child itself
     assert not [op for op in seen if op.startswith("s3:")], seen
-    assert seen == Counter({"dynamodb:BatchGetItem": 1, "dynamodb:Query": 1, "dynamodb:TransactWriteItems": 1})
+    assert seen == Counter({"dynamodb:BatchGetItem": 1, "dynamodb:Query": 1, "dynamodb:TransactWriteItems": 2})
+    # And each copied document starts the child's history with exactly one record
+    child = r.json()["conversation"]["public_id"]
+    records = [i for i in scan_table() if i["pk"] == f"ANCHOR#conversation#{child}" and i["sk"].startswith("VER#")]
+    assert len(records) == MAX_DOCS and {i["operation"] for i in records} == {"fork"}
 
 
 def test_a_relative_conversation_root_follows_the_child_and_an_explicit_alias_stays_shared(api: Api) -> None:

@@ -91,7 +91,7 @@ def test_a_delete_is_gone_at_once_for_every_reader(api: Api) -> None:
 # ---- the sweep ---------------------------------------------------------------------------------------
 
 
-def test_after_delete_and_sweep_the_bytes_are_gone_but_content_a_fork_still_points_at_survives(api: Api) -> None:
+def test_after_delete_and_sweep_the_bytes_are_gone_but_content_a_fork_or_a_history_holds_survives(api: Api) -> None:
     # Given a parent with three documents, one of them rewritten, and a fork of it
     ada, ws, parent = api.room()
     pb = conv_base(ws, parent)
@@ -110,9 +110,12 @@ def test_after_delete_and_sweep_the_bytes_are_gone_but_content_a_fork_still_poin
     # And the sweeper runs with no grace period
     report = run_sweep(grace=0)
 
-    # Then what nothing points at any more is gone from the bucket: the deleted document and the old version
-    assert stored_texts() == sorted(["kept by the fork", "plan v1"])
-    assert report.deleted == 2 and report.listed == 4 and report.failed == 0
+    # Then what nothing points at any more is gone from the bucket: the document deleted on both sides; the
+    # replaced version stays, since plan.md's history still holds it
+    assert stored_texts() == sorted(["kept by the fork", "plan v0", "plan v1"])
+    assert report.deleted == 1 and report.listed == 4 and report.failed == 0
+    old = api.post(f"{pb}/versions/show", ada, {"memory": {"path": "conversation/plan.md", "lock_version": 0}})
+    assert old.json()["version"]["content"] == "plan v0"
     # And everything still listed still reads, from S3 itself
     CACHE.clear()
     assert api.show(ada, cb, "conversation/kept.md").json()["memory"]["content"] == "kept by the fork"
@@ -149,15 +152,16 @@ def test_a_refused_write_leaves_a_version_the_grace_period_keeps_and_a_later_swe
     young = run_sweep(grace=600)
 
     # Then nothing young is deleted: a version this fresh may belong to a write that has not committed yet
-    assert young.deleted == 0 and young.young == 2
+    assert young.deleted == 0 and young.young == 1
     assert "lost race" in stored_texts()
     # And a dry run with no grace names what would go without removing it
     dry = run_sweep(grace=0, dry_run=True)
-    assert (dry.eligible, dry.deleted, dry.young, dry.dry_run) == (2, 0, 0, True)
+    assert (dry.eligible, dry.deleted, dry.young, dry.dry_run) == (1, 0, 0, True)
     assert "lost race" in stored_texts()
-    # And once past the grace period they are removed, while the current version stays
-    assert run_sweep(grace=0).deleted == 2
-    assert stored_texts() == ["newer"]
+    # And once past the grace period the refused write's object is removed, while the current version and
+    # the one it replaced (still in the document's history) stay
+    assert run_sweep(grace=0).deleted == 1
+    assert stored_texts() == ["current", "newer"]
 
 
 @contextmanager
@@ -372,9 +376,11 @@ def test_the_sweep_command_refuses_a_grace_below_the_commit_window_unless_forced
     (line,) = out.err.strip().splitlines()
     assert f"a grace of {float(grace):g} seconds" in line and "floor of 60 seconds" in line and "--force" in line
     assert stored_texts() == ["gone soon"]
-    # And at the floor it runs (keeping the fresh orphan), as it does below it with --force
+    # And at the floor it runs (keeping the fresh orphan: its history record is too young to let go of it),
+    # as it does below it with --force
     assert cli.main(["sweep", "--grace-seconds", "60", "--settle-seconds", "0"]) == 0
-    assert json.loads(capsys.readouterr().out)["young"] == 1
+    assert json.loads(capsys.readouterr().out)["versions_young"] == 1
+    assert stored_texts() == ["gone soon"]
     assert cli.main(["sweep", "--grace-seconds", "0", "--settle-seconds", "0", "--force"]) == 0
     assert stored_texts() == []
 
@@ -398,9 +404,9 @@ def test_the_scheduled_function_sweeps_with_the_deployments_settings(api: Api, m
     monkeypatch.setenv("SWEEP_GRACE_SECONDS", "3600")
     monkeypatch.setenv("SWEEP_SETTLE_SECONDS", "0")
 
-    # When the scheduled event arrives with an hour's grace, the fresh orphan is kept
+    # When the scheduled event arrives with an hour's grace, the fresh orphan (and its record) is kept
     event = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
-    assert handler(event, None)["young"] == 1
+    assert handler(event, None)["versions_young"] == 1
     assert stored_texts() == ["gone soon"]
     # And with none, it goes
     monkeypatch.setenv("SWEEP_GRACE_SECONDS", "0")
@@ -417,13 +423,14 @@ def test_the_template_schedules_the_sweeper_with_least_privilege() -> None:
     events = fn["Events"].values()
     assert [e["Type"] for e in events] == ["Schedule"]
     assert (ROOT / fn["CodeUri"] / "app.py").is_file()
-    # And it may only scan and query the table, list the bucket and delete content objects
+    # And it may only scan and query the table, delete history records no document keeps, list the bucket
+    # and delete content objects
     actions = sorted(
         a
         for st in fn["Policies"][0]["Statement"]
         for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
     )
-    assert actions == ["dynamodb:Query", "dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"]
+    assert actions == ["dynamodb:DeleteItem", "dynamodb:Query", "dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"]
     # And the fork log it reads expires on its own
     table = template["Resources"]["MemoryTable"]["Properties"]
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}

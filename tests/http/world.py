@@ -21,7 +21,16 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from ..support import Api, Who, conv_base, ws_base
 
-DOC_KEYS = {"path", "public_id", "lock_version", "bytesize", "description", "written_at"}
+DOC_KEYS = {
+    "path",
+    "public_id",
+    "lock_version",
+    "bytesize",
+    "description",
+    "written_at",
+    "written_by",
+    "content_sha256",
+}
 SHOW_KEYS = DOC_KEYS | {"content"}
 
 

@@ -61,7 +61,9 @@ def version(
     key = f"content/{public_id}/{uuid7()}"
     store.put_content(key, text)
     data = text.encode()
-    return Document(anchor, rest, public_id, lock_version, len(data), sha256_hex(data), None, now_iso(), key, TEST_AUTHOR)
+    return Document(
+        anchor, rest, public_id, lock_version, len(data), sha256_hex(data), None, now_iso(), key, TEST_AUTHOR
+    )
 
 
 def create(

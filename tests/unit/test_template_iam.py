@@ -33,7 +33,15 @@ def test_every_route_gets_only_the_actions_it_uses() -> None:
         actions = _actions(resources[role_name])
         s3 = {a for a in actions if a.startswith("s3:")}
         # Then a route that touches no content has no S3 at all, and a reading route writes nothing
-        assert s3 == {"none": set(), "read": {"s3:GetObject"}, "write": {"s3:GetObject", "s3:PutObject"}}[route.content]
+        assert (
+            s3
+            == {
+                "none": set(),
+                "read": {"s3:GetObject"},
+                "write": {"s3:GetObject", "s3:PutObject"},
+                "delete": {"s3:DeleteObject"},
+            }[route.content]
+        )
         if route.access in ("read", "public"):
             assert not actions & WRITES, route.name
         assert ("ssm:GetParameter" in actions) == (route.access == "operator"), route.name
