@@ -29,6 +29,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
@@ -164,6 +165,10 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
     class MemoryVersionCurrent(MemoryApiError): ...
 
     class AlreadyExists(MemoryApiError): ...
+
+    class IdempotencyConflict(MemoryApiError): ...
+
+    class IdempotencyInProgress(MemoryApiError): ...
 
     class MemoryPathInvalid(MemoryApiError): ...
 
@@ -303,7 +308,14 @@ class MemoryClient:
         path = spec.path.format(**{k: urllib.parse.quote(str(v), safe="") for k, v in (params or {}).items()})
         if read_only is None:
             read_only = spec.safe_to_retry
-        return self.request(spec.method, path, body, query=query, headers=headers, read_only=read_only)
+        keyed = False
+        if spec.access in ("write", "operator"):
+            # Every mutation carries a key of its own, reused on this client's retries: the service then
+            # answers a resend of a change that landed with that change's answer, so retrying is safe.
+            headers = dict(headers or {})
+            headers.setdefault("Idempotency-Key", str(uuid.uuid4()))
+            keyed = True
+        return self.request(spec.method, path, body, query=query, headers=headers, read_only=read_only, keyed=keyed)
 
     def request(
         self,
@@ -314,8 +326,10 @@ class MemoryClient:
         query: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         read_only: bool = False,
+        keyed: bool = False,
     ) -> Any:
-        """Send one request. Only `read_only` requests are ever sent more than once."""
+        """Send one request. Only `read_only` requests and `keyed` ones (mutations carrying an
+        Idempotency-Key, which the service answers once) are ever sent more than once."""
         url = self.base_url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -325,7 +339,7 @@ class MemoryClient:
             h["Content-Type"] = "application/json"
         if self.token:
             h["Authorization"] = f"Bearer {self.token}"
-        attempts = 1 + (self.retries if read_only else 0)
+        attempts = 1 + (self.retries if read_only or keyed else 0)
         for attempt in range(attempts):
             last = attempt == attempts - 1
             req = urllib.request.Request(url, data=data, headers=h, method=method)

@@ -12,11 +12,13 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from . import idempotency
 from .bindings import parse_bindings
 from .budget import Budgets
 from .context import Context
 from .contract import NAME_RULES
 from .errors import ApiError
+from .idempotency import settle
 from .ids import PresentedToken, digests_equal, mint_token, now_iso, uuid7
 from .model import (
     Account,
@@ -102,10 +104,12 @@ class Directory:
         account = Account(uuid7(), account_name, now, first_human_id=human_id)
         token, digest = mint_token("human", human_id)
         human = Human(human_id, account.public_id, human_name, now, token_digest=digest)
+        out = NewAccount(account, human, token)
+        settle(out)
         self.store.create_account(
             account, human, TokenRow(digest, "human", human.public_id, account.public_id, human.name)
         )
-        return NewAccount(account, human, token)
+        return out
 
     def create_human(self, presented: PresentedToken | None, name: str) -> NewHuman:
         principal = self.resolver.human(presented)
@@ -113,8 +117,10 @@ class Directory:
         token, digest = mint_token("human", human_id)
         human = Human(human_id, principal.account_id, name, now_iso(), token_digest=digest)
         self._spend(principal)
+        out = NewHuman(human, token)
+        settle(out)
         self.store.create_human(human, TokenRow(digest, "human", human.public_id, principal.account_id, human.name))
-        return NewHuman(human, token)
+        return out
 
     def _credentials_of(self, presented: PresentedToken | None, human_id: str) -> tuple[Human, str]:
         """A Human whose credentials the caller may change (itself, or any of the account's as its first
@@ -131,15 +137,18 @@ class Directory:
         """A new token for the Human; the old one stops working at once."""
         human, caller = self._credentials_of(presented, human_id)
         token, digest = mint_token("human", human.public_id)
+        old = human.token_digest
+        out = NewHuman(replace(human, token_digest=digest), token)
+        settle(out)
         self.store.rotate_human_token(
-            human, human.token_digest, TokenRow(digest, "human", human.public_id, human.account_id, human.name), caller
+            human, old, TokenRow(digest, "human", human.public_id, human.account_id, human.name), caller
         )
-        human.token_digest = digest
-        return NewHuman(human, token)
+        return out
 
     def revoke_human(self, presented: PresentedToken | None, human_id: str) -> None:
         """No token of the Human works until its credentials are rotated again."""
         human, caller = self._credentials_of(presented, human_id)
+        settle(None)
         self.store.revoke_human_token(human, human.token_digest, caller)
 
     # ---- workspaces -----------------------------------------------------------------------------
@@ -149,6 +158,7 @@ class Directory:
         now = now_iso()
         ws = Workspace(uuid7(), principal.account_id, name, now)
         self._spend(principal)
+        settle(ws)
         self.store.create_workspace(ws, Member(ws.public_id, principal.kind, principal.public_id, "member", now))
         return ws
 
@@ -164,6 +174,7 @@ class Directory:
         row = access.in_account(principal, got[target], "human" if human_id else "agent")
         member = Member(ws.public_id, "human" if human_id else "agent", row.public_id, role, now_iso())  # type: ignore[arg-type]
         self._spend(principal)
+        settle(member)
         self.store.put_member(member)
         return member
 
@@ -187,7 +198,11 @@ class Directory:
                 f"{len(merged)}: clear some (set them to null) first.",
             )
         self._spend(principal)
-        return self.store.update_workspace_overrides(ws.public_id, merged)
+        # The update writes the whole map, so the workspace it leaves is known before it is sent.
+        updated = replace(ws, tool_provider_overrides=merged)
+        settle(updated)
+        self.store.update_workspace_overrides(ws.public_id, merged)
+        return updated
 
     # ---- conversations --------------------------------------------------------------------------
 
@@ -209,8 +224,11 @@ class Directory:
         if has_memory_context and memory_context is not None:
             conv.memory_context = self._checked_context(principal, ws, got, conv, memory_context)
         self._spend(principal)
+        # The new conversation's view resolves from the rows already read, before it is stored.
+        state = _state(self.resolver.new_conversation_context(principal, ws, got, conv))
+        settle(state)
         self.store.create_conversation(conv)
-        return self.show_conversation(presented, ws_id, conv.public_id)
+        return state
 
     def show_conversation(self, presented: PresentedToken | None, ws_id: str, conv_id: str) -> ConversationState:
         return _state(self.resolver.conversation(presented, ws_id, conv_id))
@@ -221,7 +239,19 @@ class Directory:
             return state
         # Archiving changes no memory, so it bumps nothing.
         self._spend(state.context.principal)
-        return ConversationState(self.store.update_conversation(conv_id, archive=True), state.context)
+        if idempotency.active():
+            # A keyed archive records its answer in its commit: the row it leaves is the one read, archived,
+            # and the update is conditioned on that revision so the answer is exact.
+            archived = replace(state.conversation, archived=True)
+            settle(ConversationState(archived, state.context))
+            self.store.update_conversation(
+                conv_id, archive=True, expected_context_revision=state.conversation.context_revision
+            )
+            return ConversationState(archived, state.context)
+        row = self.store.update_conversation(conv_id, archive=True)
+        if row is None:  # only a keyed request has no row back, and it took the branch above
+            raise access.not_found("conversation")
+        return ConversationState(row, state.context)
 
     def fork(self, presented: PresentedToken | None, ws_id: str, conv_id: str) -> ConversationState:
         """Copy-on-write: a new conversation holding copies of the parent's pointer rows and configuration.
@@ -254,9 +284,11 @@ class Directory:
             Version.of(replace(d, anchor=child_anchor), "fork", now, forked_from=parent.public_id) for d in documents
         ]
         budget = self.budgets.of(parent_state.context.principal)
-        self.store.fork_conversation(child, documents, versions, budget, now)
         # Same workspace, same answerer, same caller: the child resolves from the rows already loaded.
-        return _state(self.resolver.child_context(parent_state.context, child))
+        state = _state(self.resolver.child_context(parent_state.context, child))
+        settle(state)
+        self.store.fork_conversation(child, documents, versions, budget, now)
+        return state
 
     def replace_memory_context(
         self, presented: PresentedToken | None, ws_id: str, conv_id: str, memory_context: Any
@@ -274,6 +306,10 @@ class Directory:
                 raise access.not_found("workspace")
             value = self._checked_context(ctx.principal, ws, dict(ctx.loaded), conv, memory_context)
         self._spend(ctx.principal)
+        # Conditioned on the revision read, the update leaves exactly this row: its view is resolved first.
+        updated = replace(conv, memory_context=value, context_revision=conv.context_revision + 1)
+        state = _state(self.resolver.conversation_context_of(ctx, updated))
+        settle(state)
         self.store.update_conversation(
             conv_id,
             memory_context=value,
@@ -281,7 +317,7 @@ class Directory:
             bump=True,
             expected_context_revision=conv.context_revision,
         )
-        return self.show_conversation(presented, ws_id, conv_id)
+        return state
 
     def _checked_context(
         self, principal: Principal, ws: Workspace, got: dict[Ref, Any], conv: Conversation, memory_context: Any
@@ -321,8 +357,10 @@ class Directory:
             agent.token_digest = digest
             row = TokenRow(digest, "agent", agent.public_id, principal.account_id, agent.name)
         self._spend(principal)
+        out = NewAgent(agent, token)
+        settle(out)
         self.store.create_agent(agent, row)
-        return NewAgent(agent, token)
+        return out
 
     def rotate(self, presented: PresentedToken | None, agent_id: str) -> str:
         principal, agent = self.resolver.account_row(presented, Ref.agent(agent_id), "agent")
@@ -331,6 +369,7 @@ class Directory:
             raise ApiError("parameter_invalid", "Only a paired program has a credential to rotate.")
         token, digest = mint_token("agent", agent.public_id)
         self._spend(principal)
+        settle(token)
         self.store.rotate_agent_token(
             agent, agent.token_digest, TokenRow(digest, "agent", agent.public_id, agent.account_id, agent.name)
         )
@@ -341,5 +380,6 @@ class Directory:
         access.may_add_speaker(principal, agent)
         speaker = Speaker(uuid7(), principal.account_id, agent.public_id, name, now_iso())
         self._spend(principal)
+        settle(speaker)
         self.store.create_speaker(speaker)
         return speaker

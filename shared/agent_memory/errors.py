@@ -27,6 +27,8 @@ CATALOGUE: dict[str, int] = {
     "memory_version_redacted": 409,
     "memory_version_current": 409,
     "already_exists": 409,
+    "idempotency_conflict": 409,
+    "idempotency_in_progress": 409,
     "memory_path_invalid": 422,
     "memory_scope_unavailable": 422,
     "memory_edit_not_found": 422,

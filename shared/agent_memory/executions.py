@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from .budget import Budgets
 from .context import Context
 from .contract import TOOL_NAMES
+from .idempotency import settle
 from .ids import PresentedToken, now_iso, token_digest, uuid7
 from .model import DEFAULT_EXECUTION_TTL_SECONDS, Execution
 from .ports import Store
@@ -88,5 +89,7 @@ class ExecutionService:
         budget = self.budgets.of(ctx.principal)
         if budget is not None:
             self.store.spend(budget)
+        out = NewExecution(ex, secret)
+        settle(out)
         self.store.create_execution(ex)
-        return NewExecution(ex, secret)
+        return out

@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+from dataclasses import replace
 
+from . import idempotency
 from .context import Context, Source
 from .errors import ApiError, stale, version_not_found, version_redacted
 from .ids import now_iso, uuid7
@@ -149,8 +151,16 @@ class HistoryService:
             requires=VersionCheck(doc.anchor, doc.rest, doc.public_id, lock_version),
             rolled_back_from=lock_version,
         )
+        if idempotency.active():
+            # A keyed request records its answer in the commit, so the restored text is needed first.
+            answer = self._restored(ctx, mp, restored, pending.result())
+            idempotency.settle(answer)
+            ctx.store.commit(change)
+            return answer
         ctx.store.commit(change)
-        text = pending.result()
+        return self._restored(ctx, mp, restored, pending.result())
+
+    def _restored(self, ctx: Context, mp: MemoryPath, restored: Document, text: str | None) -> Located:
         return Located(mp.logical, restored, text if text is not None else content_of(ctx, mp.logical, restored))
 
     def redact(self, ctx: Context, mp: MemoryPath, lock_version: int, expected: tuple[str, int] | None) -> ShownVersion:
@@ -176,11 +186,12 @@ class HistoryService:
             return ShownVersion(mp.logical, record, None)  # redacted already: nothing left to remove
         key = record.content_key
         by, at = ctx.author(), now_iso()
+        scrubbed = replace(record, content_key=None, redacted_at=at, redacted_by=by)
+        idempotency.settle(ShownVersion(mp.logical, scrubbed, None))
         ctx.store.redact_version(record, pair, by, at, self.memory.budgets.of(ctx.principal))
-        record.content_key, record.redacted_at, record.redacted_by = None, at, by
         if self._sole_holder(ctx, src, doc, key):
             ctx.store.delete_content(key)
-        return ShownVersion(mp.logical, record, None)
+        return ShownVersion(mp.logical, scrubbed, None)
 
     def _sole_holder(self, ctx: Context, src: Source, doc: Document, key: str) -> bool:
         """Whether no row but the redacted record can point at the object `key` (read after the redaction
@@ -245,10 +256,12 @@ class HistoryService:
             desc = check_description(target, description, given=description is not None)
         pid, number = (current.public_id, current.lock_version + 1) if current is not None else (uuid7(), 0)
         doc_new = self.memory.new_version(target_ctx, dst, target, body, pid, number, desc)
+        promoted = Located(target.logical, doc_new, body.decode("utf-8"))
+        idempotency.settle(promoted)
         target_ctx.store.commit(
             self.memory.change(target_ctx, dst, target, expected, doc_new, None, "promote", promoted_from=origin)
         )
-        return Located(target.logical, doc_new, body.decode("utf-8"))
+        return promoted
 
 
 def _appended(current: str, text: str, origin: PromotedFrom, record: Version, by: str | None) -> str:

@@ -12,6 +12,7 @@ import regex
 from .budget import Budgets
 from .context import Context, Source
 from .errors import ApiError, stale
+from .idempotency import settle
 from .ids import now_iso, sha256_hex, uuid7
 from .model import (
     DEFAULT_VERSIONS_KEPT,
@@ -304,10 +305,12 @@ class MemoryService:
             doc = self.new_version(ctx, src, mp, data, uuid7(), 0, desc)
         else:
             doc = self.new_version(ctx, src, mp, data, expected[0], expected[1] + 1, desc)
+        written = Located(mp.logical, doc, content)
+        settle(written)
         ctx.store.commit(
             self.change(ctx, src, mp, expected, doc, expected_context_revision, overwrote_concurrent_edit=overwrite)
         )
-        return Located(mp.logical, doc, content)
+        return written
 
     def edit(
         self,
@@ -342,8 +345,10 @@ class MemoryService:
         edited = text[:first] + new_text + text[first + len(old_text) :]
         data = check_content(edited)
         doc = self.new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
+        result = Located(mp.logical, doc, edited)
+        settle(result)
         ctx.store.commit(self.change(ctx, src, mp, pair, doc, expected_context_revision, "edit"))
-        return Located(mp.logical, doc, edited)
+        return result
 
     def delete(
         self,
@@ -357,6 +362,7 @@ class MemoryService:
         src = may_change(ctx, mp)
         check_context_revision(ctx, expected_context_revision)
         pair = require_pair(expected, "delete")
+        settle(None)
         ctx.store.commit(self.change(ctx, src, mp, pair, None, expected_context_revision))
 
 

@@ -6,6 +6,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .idempotency import Record
 from .model import (
     Account,
     Agent,
@@ -74,6 +75,10 @@ class Ref:
         return Ref("document", anchor.key, rest)
 
     @staticmethod
+    def idempotency(scope: str, key_digest: str) -> Ref:
+        return Ref("idempotency", scope, key_digest)
+
+    @staticmethod
     def version(anchor: Anchor, rest: str, lock_version: int) -> Ref:
         return Ref("version", anchor.key, f"{lock_version}#{rest}")
 
@@ -118,7 +123,7 @@ class Store(Protocol):
         """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
         ...
 
-    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> Workspace: ...
+    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None: ...
     def update_conversation(
         self,
         conversation_id: str,
@@ -128,8 +133,9 @@ class Store(Protocol):
         archive: bool = False,
         bump: bool = False,
         expected_context_revision: int | None = None,
-    ) -> Conversation:
-        """Conditionally update a conversation; `bump` moves context_revision in the same request."""
+    ) -> Conversation | None:
+        """Conditionally update a conversation; `bump` moves context_revision in the same request (the
+        updated row, or None under a keyed request, whose caller knows it)."""
         ...
 
     # --- documents ---
@@ -187,4 +193,9 @@ class Store(Protocol):
 
     def delete_content(self, key: str) -> None:
         """Delete one content object now."""
+        ...
+
+    # --- idempotency ---
+    def record_answer(self, record: Record) -> Record | None:
+        """Store a refusal's record unless the key already has one; answers the one it found, if any."""
         ...

@@ -269,6 +269,24 @@ class Resolver:
         )
         return ctx
 
+    def new_conversation_context(
+        self, principal: Principal, ws: Workspace, got: dict[Ref, Any], conv: Conversation
+    ) -> Context:
+        """The Context a conversation about to be created will resolve to, from the rows already read."""
+        member: Member | None = got.get(Ref.member(ws.public_id, principal.public_id))
+        standing = access.conversation_standing(principal, ws, member, conv) or "read"
+        return self.conversation_context(principal, Host(ws, member, conv, standing), None, dict(got))
+
+    def conversation_context_of(self, ctx: Context, conv: Conversation) -> Context:
+        """`ctx`'s conversation resolved again as `conv` (a changed row of it), from the rows already read."""
+        if ctx.workspace is None:
+            raise access.not_found("workspace")
+        member: Member | None = ctx.loaded.get(Ref.member(ctx.workspace.public_id, ctx.principal.public_id))
+        standing = access.conversation_standing(ctx.principal, ctx.workspace, member, conv) or "read"
+        return self.conversation_context(
+            ctx.principal, Host(ctx.workspace, member, conv, standing), None, dict(ctx.loaded)
+        )
+
     def child_context(self, parent: Context, child: Conversation) -> Context:
         """A new fork's Context, from the rows its parent's already loaded (same workspace, answerer, caller)."""
         if parent.workspace is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +22,7 @@ from .context import Context
 from .contract import TOOL_NAMES
 from .errors import ApiError
 from .history import HistoryService
+from .idempotency import adapting
 from .ids import PresentedToken, is_uuid
 from .inputs.base import parse
 from .inputs.tools import (
@@ -137,26 +139,41 @@ def _read(run: ToolRunner, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any
 def _write(run: ToolRunner, ctx: Context, inp: MemoryWriteInput) -> tuple[str, Any]:
     _gate(ctx)
     _reserved(inp.path)
-    loc = run.memory.write(ctx, parse_document_path(inp.path), inp.content, inp.expected)
     verb = "Created" if inp.expected is None else "Replaced"
-    size = loc.document.bytesize
-    return f"{verb} {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
+
+    def said(loc: Located) -> tuple[str, Any]:
+        size = loc.document.bytesize
+        return f"{verb} {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
+
+    with _answering("memory_write", said):
+        loc = run.memory.write(ctx, parse_document_path(inp.path), inp.content, inp.expected)
+    return said(loc)
 
 
 def _edit(run: ToolRunner, ctx: Context, inp: MemoryEditInput) -> tuple[str, Any]:
     _gate(ctx)
     _reserved(inp.path)
-    loc = run.memory.edit(ctx, parse_document_path(inp.path), inp.old_text, inp.new_text, inp.expected)
-    size = loc.document.bytesize
-    return f"Edited {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
+
+    def said(loc: Located) -> tuple[str, Any]:
+        size = loc.document.bytesize
+        return f"Edited {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
+
+    with _answering("memory_edit", said):
+        loc = run.memory.edit(ctx, parse_document_path(inp.path), inp.old_text, inp.new_text, inp.expected)
+    return said(loc)
 
 
 def _delete(run: ToolRunner, ctx: Context, inp: MemoryDeleteInput) -> tuple[str, Any]:
     _gate(ctx)
     _reserved(inp.path)
     mp = parse_document_path(inp.path)
-    run.memory.delete(ctx, mp, inp.expected)
-    return f"Deleted {mp.logical}. It is gone for good.", {"path": mp.logical}
+
+    def said(_: None) -> tuple[str, Any]:
+        return f"Deleted {mp.logical}. It is gone for good.", {"path": mp.logical}
+
+    with _answering("memory_delete", said):
+        run.memory.delete(ctx, mp, inp.expected)
+    return said(None)
 
 
 def _history(run: ToolRunner, ctx: Context, inp: MemoryHistoryInput) -> tuple[str, Any]:
@@ -175,6 +192,11 @@ def _history(run: ToolRunner, ctx: Context, inp: MemoryHistoryInput) -> tuple[st
     if page.next_cursor:
         lines.append(f'Older versions exist: call memory_history again with cursor "{page.next_cursor}".')
     return "\n".join(lines), views.version_page(page)
+
+
+def _answering(tool: str, said: Callable[[Any], tuple[str, Any]]) -> AbstractContextManager[None]:
+    """Under an idempotency key, the result a change settles becomes this tool's result for the model."""
+    return adapting(lambda result: ToolResult(tool, *said(result)))
 
 
 def _skill(run: ToolRunner, ctx: Context, inp: SkillInput) -> tuple[str, Any]:

@@ -13,13 +13,14 @@ from ..settings import settings
 from .clients import aws_clients
 from .content import CACHE, Content
 from .directory import DirectoryWrites
+from .idempotency import IdempotencyRecords
 from .reads import Reads
 from .versions import Versions
 
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 
 
-class DynamoStore(Reads, DirectoryWrites, Versions, Content):
+class DynamoStore(Reads, DirectoryWrites, Versions, Content, IdempotencyRecords):
     """The production store: one DynamoDB table and one S3 bucket (implements `ports.Store`)."""
 
 

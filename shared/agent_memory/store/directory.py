@@ -9,7 +9,7 @@ from ..errors import ApiError, stale
 from ..model import Account, Agent, Conversation, Execution, Human, Member, Speaker, TokenRow, Workspace
 from . import keys
 from .clients import Backend
-from .errors import Refusals, Step, attempt, read, transact, write_one
+from .errors import Refusals, Step, attempt, keyed, read, transact, write_one
 from .items import (
     Item,
     account_item,
@@ -25,7 +25,6 @@ from .items import (
     speaker_item,
     token_item,
     workspace_item,
-    workspace_row,
 )
 
 
@@ -177,21 +176,20 @@ class DirectoryWrites(Backend):
             lambda: ApiError("already_exists", "That execution already exists."),
         )
 
-    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> Workspace:
-        resp = attempt(
-            lambda: self.ddb.update_item(
-                TableName=self.table,
-                Key=keys.wire(keys.workspace(workspace_id)),
-                UpdateExpression="SET #tpo = :o",
-                ConditionExpression="attribute_exists(#pk)",
-                ExpressionAttributeNames={"#pk": "pk", "#tpo": "tool_provider_overrides"},
-                ExpressionAttributeValues={":o": attribute(overrides)},
-                ReturnValues="ALL_NEW",
-            ),
-            ["workspace"],
+    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None:
+        op = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.workspace(workspace_id)),
+            "UpdateExpression": "SET #tpo = :o",
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": {"#pk": "pk", "#tpo": "tool_provider_overrides"},
+            "ExpressionAttributeValues": {":o": attribute(overrides)},
+        }
+        write_one(
+            self.ddb,
+            ("workspace", {"Update": op}),
             Refusals({"workspace": lambda _: ApiError("not_found", "That workspace does not exist.")}),
         )
-        return workspace_row(resp["Attributes"])
 
     def update_conversation(
         self,
@@ -202,8 +200,9 @@ class DirectoryWrites(Backend):
         archive: bool = False,
         bump: bool = False,
         expected_context_revision: int | None = None,
-    ) -> Conversation:
-        """Conditionally update a conversation; `bump` moves context_revision in the same request."""
+    ) -> Conversation | None:
+        """Conditionally update a conversation; `bump` moves context_revision in the same request. Answers
+        the updated row, or None under a keyed request (whose caller settled its answer already)."""
         sets: list[str] = []
         names = {"#pk": "pk"}
         values: dict[str, Any] = {}
@@ -243,17 +242,21 @@ class DirectoryWrites(Backend):
                 "stale_object", "The conversation's context_revision moved since you read it: read it again."
             )
 
+        op = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.conversation(conversation_id)),
+            "UpdateExpression": "SET " + ", ".join(sets),
+            "ConditionExpression": " AND ".join(cond),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if keyed():
+            # A keyed request's record rides with the update in one transaction; its caller knows the row.
+            write_one(self.ddb, ("conversation", {"Update": op}), Refusals({"conversation": refused}))
+            return None
         resp = attempt(
-            lambda: self.ddb.update_item(
-                TableName=self.table,
-                Key=keys.wire(keys.conversation(conversation_id)),
-                UpdateExpression="SET " + ", ".join(sets),
-                ConditionExpression=" AND ".join(cond),
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            ),
+            lambda: self.ddb.update_item(**op, ReturnValues="ALL_NEW"),
             ["conversation"],
             Refusals({"conversation": refused}),
         )

@@ -40,8 +40,9 @@ from typing import Any, TypeVar
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
+from .. import idempotency
 from ..errors import ApiError
-from .items import unmarshal
+from .items import idempotency_item, idempotency_record, unmarshal
 
 T = TypeVar("T")
 
@@ -252,6 +253,48 @@ def request_token() -> str:
     return str(uuid.uuid4())
 
 
+def guarded(steps: Sequence[Step], refusals: Refusals) -> tuple[list[Step], Refusals, idempotency.Guard | None]:
+    """`steps` with the keyed request's record added, when this is the commit its answer was settled for.
+
+    The record's condition is that the key holds no live record: a duplicate that got there first makes
+    this whole commit refuse, and its recorded answer is this request's answer too (or, for another
+    request under the same key, idempotency_conflict). Its refusal is looked at first.
+    """
+    guard = idempotency.current()
+    if guard is None or guard.answer is None or guard.stored or not steps:
+        return list(steps), refusals, None
+    table = next(iter(steps[0][1].values()))["TableName"]
+    step: Step = (
+        "idempotency",
+        {
+            "Put": {
+                "TableName": table,
+                "Item": idempotency_item(guard.record(), request_token()),
+                "ConditionExpression": "attribute_not_exists(#pk) OR #exp <= :now",
+                "ExpressionAttributeNames": {"#pk": "pk", "#exp": "expires_at"},
+                "ExpressionAttributeValues": {":now": {"N": str(int(time.time()))}},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        },
+    )
+
+    def taken(old: dict[str, Any] | None) -> ApiError:
+        if old is None:
+            return idempotency.conflict()
+        record = idempotency_record(old)
+        if record.fingerprint == guard.fingerprint:
+            raise idempotency.Replayed(record.answer)
+        return idempotency.conflict()
+
+    return [*steps, step], replace(refusals, by_role={"idempotency": taken, **refusals.by_role}), guard
+
+
+def keyed() -> bool:
+    """Whether the next write is a keyed request's decisive commit (its answer settled, not yet stored)."""
+    guard = idempotency.current()
+    return guard is not None and guard.answer is not None and not guard.stored
+
+
 def transact(ddb: Any, steps: Sequence[Step], refusals: Refusals) -> None:
     """One TransactWriteItems of `steps`, refused as `refusals` says.
 
@@ -259,17 +302,25 @@ def transact(ddb: Any, steps: Sequence[Step], refusals: Refusals) -> None:
     and the contention retries alike: a resend of a commit that landed is answered by DynamoDB's
     idempotent replay (for 10 minutes) as that commit, and no two requests ever share a token.
     """
+    sent, refusals, guard = guarded(steps, refusals)
     token = request_token()
-    items = [op for _, op in steps]
+    items = [op for _, op in sent]
     attempt(
         lambda: ddb.transact_write_items(TransactItems=items, ClientRequestToken=token),
-        [role for role, _ in steps],
-        refusals if refusals.landed is not None else replace(refusals, landed=own_puts(steps)),
+        [role for role, _ in sent],
+        refusals if refusals.landed is not None else replace(refusals, landed=own_puts(sent)),
     )
+    if guard is not None:
+        guard.stored = True
 
 
 def write_one(ddb: Any, step: Step, refusals: Refusals) -> dict[str, Any]:
-    """One single-item write of a step ({"Put"|"Update"|"Delete": body}), refused as `refusals` says."""
+    """One single-item write of a step ({"Put"|"Update"|"Delete": body}), refused as `refusals` says.
+
+    A keyed request's decisive write becomes a transaction with its record (see `guarded`)."""
+    if keyed():
+        transact(ddb, [step], refusals)
+        return {}
     role, op = step
     ((verb, body),) = op.items()
     call = {"Put": ddb.put_item, "Update": ddb.update_item, "Delete": ddb.delete_item}[verb]

@@ -7,6 +7,7 @@ and an absent attribute reads back as None (or the row's default).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -14,6 +15,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from ..idempotency import Answer, Record
 from ..model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
     Account,
@@ -499,6 +501,35 @@ def meta_item(anchor: Anchor, doc_count: int) -> Item:
     return marshal({"pk": pk, "sk": sk, "doc_count": doc_count})
 
 
+def idempotency_item(r: Record, attempt: str) -> Item:
+    """A keyed request's record. The answer is kept as JSON text: it is read back whole, never queried.
+    `attempt` is new to each send, so a refusal showing this very item is this request's landed resend."""
+    pk, sk = keys.idempotency(r.scope, r.key_digest)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "fingerprint": r.fingerprint,
+            "status": r.answer.status,
+            "answer": json.dumps(r.answer.body, ensure_ascii=False, separators=(",", ":")),
+            "expires_at": r.expires_at,
+            "attempt": attempt,
+        }
+    )
+
+
+def idempotency_row(item: Item) -> Record:
+    return idempotency_record(unmarshal(item))
+
+
+def idempotency_record(it: dict[str, Any]) -> Record:
+    """A record from its plain attributes (as a refused condition's old item comes back)."""
+    scope, _, digest = it["pk"][len(keys.IDEMPOTENCY) :].rpartition("#")
+    return Record(
+        scope, digest, it["fingerprint"], Answer(int(it["status"]), json.loads(it["answer"])), it["expires_at"]
+    )
+
+
 def read_row(ref: Ref, item: Item) -> Any:
     """The row object a batch read answers for one ref."""
     if ref.kind == "version":
@@ -519,4 +550,5 @@ ROWS: dict[str, Callable[[Item], Any]] = {
     "account": account_row,
     "document": doc_row,
     "execution": execution_row,
+    "idempotency": idempotency_row,
 }

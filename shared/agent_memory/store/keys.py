@@ -18,6 +18,7 @@ One table holds every item; the partition key names the thing, the sort key the 
     ANCHOR#<anchor>           VER#<h>#<version>  one version record of the document at <path> (store/versions.py)
     RATE#<principal>          MIN#<minute>       writes counted this minute (the write budget; expires by TTL)
     FORKLOG#<utc hour>        <time>#<child>     content keys a fork copied, for the sweeper (expires by TTL)
+    IDEM#<scope>#<key hash>   IDEM               a keyed request's fingerprint and recorded answer (expires by TTL)
 
 <anchor> is `Anchor.key`: <scope>#<owner>[#<speaker>]; <minute> is whole minutes since the epoch.
 <h> is the SHA-256 (hex) of the document's <path>: a path may take 1020 bytes, which a sort key with a
@@ -52,6 +53,7 @@ VERSION = "VER#"
 VERSION_DIGITS = 12
 RATE = "RATE#"
 FORK_LOG = "FORKLOG#"
+IDEMPOTENCY = "IDEM#"
 
 
 def token(digest: str) -> Key:
@@ -142,6 +144,11 @@ def fork_log(hour: str, at: str, child_id: str) -> Key:
     return fork_log_pk(hour), f"{at}#{child_id}"
 
 
+def idempotency(scope: str, key_digest: str) -> Key:
+    """A keyed request's record: <scope> is the principal's id (or "operator"), the key is hashed."""
+    return f"{IDEMPOTENCY}{scope}#{key_digest}", "IDEM"
+
+
 def ref_key(ref: Ref) -> Key:
     """The key of the row a `Ref` names."""
     match ref.kind:
@@ -166,6 +173,8 @@ def ref_key(ref: Ref) -> Key:
             return f"{ANCHOR}{ref.a}", f"{DOC}{ref.b}"
         case "execution":
             return execution(ref.a)
+        case "idempotency":
+            return idempotency(ref.a, ref.b)
         case "version":
             # ("version", anchor key, "<lock_version>#<rest>"): the number first, since a path may hold '#'.
             number, _, rest = ref.b.partition("#")

@@ -20,6 +20,7 @@ from .. import observability
 from ..budget import ORIGIN
 from ..contract import RouteSpec, parameter_rule, path_parameters
 from ..errors import ApiError
+from ..idempotency import GUARD, Answer, Guard, Replayed, check_key
 from ..ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
@@ -177,6 +178,25 @@ def _response(reply: Reply) -> dict[str, Any]:
     return {"statusCode": reply.status, "headers": headers, "body": json.dumps(reply.body, ensure_ascii=False)}
 
 
+def idempotency_key(req: Request) -> str | None:
+    """The request's Idempotency-Key, on a route that changes something; checked, or None without one."""
+    if req.route.access not in ("write", "operator"):
+        return None
+    raw = req.headers.get("idempotency-key")
+    if raw is None and req.route.name == "call_tool":
+        # A tool call may carry it in the body (an agent runtime's tool call has no headers of its own).
+        raw = req.body.get("idempotency_key") if isinstance(req.body.get("idempotency_key"), str) else None
+    return None if raw is None else check_key(raw)
+
+
+def _recorded(guard: Guard, reply: Reply) -> Reply:
+    """Store `reply` as the key's answer; if another request under the key answered first, that one."""
+    from .idempotent import record_reply
+
+    found = record_reply(guard, reply)
+    return reply if found is None else replayed(found)
+
+
 def error_reply(err: ApiError) -> Reply:
     headers = {}
     wait = err.details.get("retry_after_seconds")
@@ -186,12 +206,18 @@ def error_reply(err: ApiError) -> Reply:
     return Reply(err.status, err.body(), headers)
 
 
+def replayed(answer: Answer) -> Reply:
+    return Reply(answer.status, answer.body, {"idempotency-replayed": "true"})
+
+
 def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Run one route's handler on one event; the single place errors become responses."""
     observability.bind_lambda_context(context)
     route_name = route.name
     started = time.perf_counter()
     code = None
+    guard: Guard | None = None
+    reset = None
     try:
         req = to_request(route, event)
         ORIGIN.set(req.source_ip or None)
@@ -199,14 +225,31 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
             # No or malformed credentials answer 401 before anything else is looked at.
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
         check_path_parameters(route, req.params)
+        key = idempotency_key(req)
+        if key is not None:
+            from .idempotent import open_guard
+
+            guard = open_guard(req, key)
+            reset = GUARD.set(guard)
         reply = fn(req)
+        if guard is not None and not guard.stored:
+            # Nothing durable changed (a read, or a tool's refusal told to the model): the answer is
+            # recorded on its own, so a retry sees the same.
+            reply = _recorded(guard, reply)
+    except Replayed as done:
+        reply = replayed(done.answer)
     except ApiError as err:
         code = err.code
         reply = error_reply(err)
+        if guard is not None and not guard.stored and 400 <= err.status < 500 and err.status != 429:
+            reply = _recorded(guard, reply)
     except Exception:
         code = "internal_error"
         observability.logger().exception("unhandled error", extra={"route": route_name})
         reply = error_reply(ApiError("internal_error", "Something went wrong on our side; nothing was changed."))
+    finally:
+        if reset is not None:
+            GUARD.reset(reset)
     observability.record_request(
         route_name, status=reply.status, error_code=code, ms=round((time.perf_counter() - started) * 1000, 2)
     )

@@ -1,7 +1,8 @@
 """The in-account tool door: a Lambda an agent runtime invokes directly, without HTTP.
 
 Event: {"execution": "<uuid>", "tool": "<name>", "input": {...}} plus the caller's proof: "secret" (the
-execution's own, returned once when it was created) or "token" (the principal's bearer token). IAM lets
+execution's own, returned once when it was created) or "token" (the principal's bearer token), and
+optionally "idempotency_key" (the HTTP header's rules: the same call again answers the first answer). IAM lets
 a runtime invoke the function at all; it vouches for no tenant, so every call proves which execution it
 may drive. The answer is the same dict the HTTP tool route returns; a refusal of the call itself
 (unknown or expired execution, bad proof, malformed event) is the HTTP error body
@@ -15,8 +16,10 @@ from typing import Any
 
 from .. import observability, views
 from ..errors import ApiError
-from ..ids import parse_token
+from ..idempotency import GUARD, Replayed, answering, check_key
+from ..ids import PresentedToken, parse_token
 from . import services
+from .glue import Reply
 
 
 def invoke(event: object) -> dict[str, Any]:
@@ -35,7 +38,47 @@ def invoke(event: object) -> dict[str, Any]:
             "not_authenticated", "Send the execution's secret (as 'secret') or the principal's token (as 'token')."
         )
     proof = secret if isinstance(secret, str) and secret else None
-    return views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
+    idem = event.get("idempotency_key")
+    if idem is None:
+        return views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
+    if not isinstance(idem, str):
+        raise ApiError("parameter_invalid", "idempotency_key must be a string.")
+    return _keyed(execution, tool, raw, presented, proof, check_key(idem), token if isinstance(token, str) else None)
+
+
+def _keyed(
+    execution: str,
+    tool: str,
+    raw: object,
+    presented: PresentedToken | None,
+    proof: str | None,
+    key: str,
+    token: str | None,
+) -> dict[str, Any]:
+    """A keyed call: replayed when its key already answered it, else run with its answer recorded."""
+    from ..ids import is_uuid
+    from .idempotent import open_tool_guard, record_reply
+
+    if not is_uuid(execution):
+        raise ApiError("not_found", "There is no such execution.")
+    try:
+        guard = open_tool_guard(execution, tool, raw, key, proof, token)
+    except Replayed as done:
+        return dict(done.answer.body)
+    reset = GUARD.set(guard)
+    try:
+        with answering(lambda r: Reply(200, views.tool_result(r))):
+            try:
+                out = views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
+            except Replayed as done:
+                return dict(done.answer.body)
+        if not guard.stored:
+            found = record_reply(guard, Reply(200, out))
+            if found is not None:
+                return dict(found.body)
+        return out
+    finally:
+        GUARD.reset(reset)
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:

@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from ...errors import ApiError
+from ...idempotency import answering
 from ...inputs.base import parse
 from .. import services
-from ..glue import Request
+from ..glue import Reply, Request
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+def no_content(_: object) -> Reply:
+    return Reply(204)
+
+
+def answered(render: Callable[[T], Reply], run: Callable[[], T]) -> Reply:
+    """Run a mutation and render its result. Under an Idempotency-Key the service renders the same answer
+    just before its commit, so the commit can record it (idempotency.py)."""
+    with answering(render):
+        result = run()
+    return render(result)
 
 
 def parsed(req: Request, model: type[M], data: Any = None, prefix: str = "") -> M:

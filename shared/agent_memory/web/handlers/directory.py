@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ... import views
-from ...directory import ConversationState, require_operator
+from ...directory import ConversationState, NewAccount, NewAgent, NewHuman, require_operator
 from ...inputs.directory import (
     AddMember,
     CreateAccount,
@@ -15,14 +17,19 @@ from ...inputs.directory import (
     ReplaceMemoryContext,
     UpdateWorkspace,
 )
+from ...model import Member, Speaker, Workspace
 from .. import services
 from ..glue import Reply, Request
 from ..secrets import operator_key
-from . import parsed
+from . import answered, no_content, parsed
 
 
 def _conversation(status: int, state: ConversationState) -> Reply:
     return Reply(status, {"conversation": views.conversation(state.conversation, state.context)})
+
+
+def _conversation_as(status: int) -> Callable[[ConversationState], Reply]:
+    return lambda state: _conversation(status, state)
 
 
 def create_account(req: Request) -> Reply:
@@ -30,59 +37,75 @@ def create_account(req: Request) -> Reply:
     # The key is checked before the body is read: without it, nothing about the request matters.
     require_operator(operator_key() if presented else None, presented)
     body = parsed(req, CreateAccount)
-    out = services.directory().create_account(body.account.name, body.human.name)
+    return answered(_account, lambda: services.directory().create_account(body.account.name, body.human.name))
+
+
+def _account(out: NewAccount) -> Reply:
     return Reply(201, {"account": views.account(out.account), "human": views.human(out.human), "token": out.token})
+
+
+def _human(out: NewHuman) -> Reply:
+    return Reply(201, {"human": views.human(out.human), "token": out.token})
 
 
 def create_human(req: Request) -> Reply:
     body = parsed(req, CreateHuman)
-    out = services.directory().create_human(req.token, body.human.name)
-    return Reply(201, {"human": views.human(out.human), "token": out.token})
+    return answered(_human, lambda: services.directory().create_human(req.token, body.human.name))
 
 
 def rotate_human_credentials(req: Request) -> Reply:
-    out = services.directory().rotate_human(req.token, req.params["human_public_id"])
-    return Reply(201, {"human": views.human(out.human), "token": out.token})
+    return answered(_human, lambda: services.directory().rotate_human(req.token, req.params["human_public_id"]))
 
 
 def revoke_human_credentials(req: Request) -> Reply:
-    services.directory().revoke_human(req.token, req.params["human_public_id"])
-    return Reply(204)
+    return answered(no_content, lambda: services.directory().revoke_human(req.token, req.params["human_public_id"]))
 
 
 def create_workspace(req: Request) -> Reply:
     body = parsed(req, CreateWorkspace)
-    return Reply(
-        201, {"workspace": views.workspace(services.directory().create_workspace(req.token, body.workspace.name))}
-    )
+    return answered(_workspace(201), lambda: services.directory().create_workspace(req.token, body.workspace.name))
+
+
+def _workspace(status: int) -> Callable[[Workspace], Reply]:
+    return lambda ws: Reply(status, {"workspace": views.workspace(ws)})
 
 
 def update_workspace(req: Request) -> Reply:
     body = parsed(req, UpdateWorkspace)
-    ws = services.directory().set_overrides(
-        req.token, req.params["workspace_public_id"], body.workspace.tool_provider_overrides
+    return answered(
+        _workspace(200),
+        lambda: services.directory().set_overrides(
+            req.token, req.params["workspace_public_id"], body.workspace.tool_provider_overrides
+        ),
     )
-    return Reply(200, {"workspace": views.workspace(ws)})
 
 
 def add_member(req: Request) -> Reply:
     m = parsed(req, AddMember).member
-    member = services.directory().add_member(
-        req.token, req.params["workspace_public_id"], m.human_public_id, m.agent_public_id, m.role or "member"
+    return answered(
+        _member,
+        lambda: services.directory().add_member(
+            req.token, req.params["workspace_public_id"], m.human_public_id, m.agent_public_id, m.role or "member"
+        ),
     )
+
+
+def _member(member: Member) -> Reply:
     return Reply(201, {"member": views.member(member)})
 
 
 def create_conversation(req: Request) -> Reply:
     c = parsed(req, CreateConversation).conversation
-    state = services.directory().create_conversation(
-        req.token,
-        req.params["workspace_public_id"],
-        c.answering_agent_public_id,
-        c.memory_context,
-        c.has_memory_context,
+    return answered(
+        _conversation_as(201),
+        lambda: services.directory().create_conversation(
+            req.token,
+            req.params["workspace_public_id"],
+            c.answering_agent_public_id,
+            c.memory_context,
+            c.has_memory_context,
+        ),
     )
-    return _conversation(201, state)
 
 
 def show_conversation(req: Request) -> Reply:
@@ -94,30 +117,40 @@ def show_conversation(req: Request) -> Reply:
 
 def archive_conversation(req: Request) -> Reply:
     p = req.params
-    return _conversation(
-        200, services.directory().archive(req.token, p["workspace_public_id"], p["conversation_public_id"])
+    return answered(
+        _conversation_as(200),
+        lambda: services.directory().archive(req.token, p["workspace_public_id"], p["conversation_public_id"]),
     )
 
 
 def fork_conversation(req: Request) -> Reply:
     p = req.params
-    return _conversation(
-        201, services.directory().fork(req.token, p["workspace_public_id"], p["conversation_public_id"])
+    return answered(
+        _conversation_as(201),
+        lambda: services.directory().fork(req.token, p["workspace_public_id"], p["conversation_public_id"]),
     )
 
 
 def replace_memory_context(req: Request) -> Reply:
     body = parsed(req, ReplaceMemoryContext)
     p = req.params
-    state = services.directory().replace_memory_context(
-        req.token, p["workspace_public_id"], p["conversation_public_id"], body.memory_context
+    return answered(
+        _conversation_as(200),
+        lambda: services.directory().replace_memory_context(
+            req.token, p["workspace_public_id"], p["conversation_public_id"], body.memory_context
+        ),
     )
-    return _conversation(200, state)
 
 
 def create_agent(req: Request) -> Reply:
     a = parsed(req, CreateAgent).agent
-    out = services.directory().create_agent(req.token, a.name, a.kind or "program", a.memory_context_limit)
+    return answered(
+        _agent,
+        lambda: services.directory().create_agent(req.token, a.name, a.kind or "program", a.memory_context_limit),
+    )
+
+
+def _agent(out: NewAgent) -> Reply:
     body: dict[str, object] = {"agent": views.agent(out.agent)}
     if out.token:
         body["token"] = out.token
@@ -125,11 +158,16 @@ def create_agent(req: Request) -> Reply:
 
 
 def rotate_agent_credentials(req: Request) -> Reply:
-    return Reply(200, {"token": services.directory().rotate(req.token, req.params["agent_public_id"])})
+    return answered(
+        lambda token: Reply(200, {"token": token}),
+        lambda: services.directory().rotate(req.token, req.params["agent_public_id"]),
+    )
 
 
 def create_speaker(req: Request) -> Reply:
     s = parsed(req, CreateSpeaker).speaker
-    return Reply(
-        201, {"speaker": views.speaker(services.directory().create_speaker(req.token, s.name, s.agent_public_id))}
-    )
+    return answered(_speaker, lambda: services.directory().create_speaker(req.token, s.name, s.agent_public_id))
+
+
+def _speaker(speaker: Speaker) -> Reply:
+    return Reply(201, {"speaker": views.speaker(speaker)})

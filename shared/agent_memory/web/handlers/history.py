@@ -9,9 +9,10 @@ from __future__ import annotations
 from ... import views
 from ...context import Context
 from ...inputs.memory import Promote, PromoteFields
+from ...model import Located
 from .. import services
 from ..glue import Reply, Request
-from . import parsed
+from . import answered, parsed
 
 
 def _source_context(req: Request, p: PromoteFields, ws: str) -> Context:
@@ -32,6 +33,10 @@ def _source_context(req: Request, p: PromoteFields, ws: str) -> Context:
     return r.profile(req.token, paths=(src.path,), speaker_selector=src.speaker_public_id, versions=numbers)
 
 
+def _promoted(loc: Located) -> Reply:
+    return Reply(201, {"memory": views.document(loc)})
+
+
 def promote(req: Request) -> Reply:
     p = parsed(req, Promote).promote
     ws = req.params["workspace_public_id"]
@@ -45,7 +50,9 @@ def promote(req: Request) -> Reply:
     else:
         source = _source_context(req, p, ws)
         target = r.workspace(req.token, ws, paths=(p.target_path,), write=True)
-    promoted = services.history().promote(
-        source, p.source.path, p.source.lock_version, target, p.target_path, p.expected, description=p.description
+    return answered(
+        _promoted,
+        lambda: services.history().promote(
+            source, p.source.path, p.source.lock_version, target, p.target_path, p.expected, description=p.description
+        ),
     )
-    return Reply(201, {"memory": views.document(promoted)})

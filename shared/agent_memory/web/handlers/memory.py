@@ -3,6 +3,8 @@ the door."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ... import views
 from ...context import Context
 from ...contract import Door
@@ -17,10 +19,11 @@ from ...inputs.memory import (
     MemoryWrite,
     Selector,
 )
+from ...model import Located, ShownVersion
 from ...paths import MemoryPath
 from .. import services
 from ..glue import Reply, Request
-from . import parsed
+from . import answered, no_content, parsed
 
 
 def _door(req: Request) -> Door:
@@ -51,6 +54,14 @@ def _open(
     )
 
 
+def _shown(status: int) -> Callable[[Located], Reply]:
+    return lambda loc: Reply(status, {"memory": views.document(loc)})
+
+
+def _shown_version(shown: ShownVersion) -> Reply:
+    return Reply(200, {"version": views.shown_version(shown)})
+
+
 def list_memory(req: Request) -> Reply:
     selector = parsed(req, Selector, {"speaker_public_id": req.query.get("memory[speaker_public_id]")}, "memory")
     ctx = _open(req, (), selector.speaker_public_id, write=False)
@@ -69,26 +80,30 @@ def write_memory(req: Request) -> Reply:
     # The row rides in the first batch where its anchor is known from the URL and the caller, so a write
     # the commit would refuse is refused before its content is stored, at no extra request.
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, late_paths=False)
-    written = services.memory().write(
-        ctx,
-        m.path,
-        m.content,
-        m.expected,
-        description=m.description,
-        description_given=m.description_given,
-        expected_context_revision=m.expected_context_revision,
-        overwrite=m.conflict_resolution == "overwrite",
+    return answered(
+        _shown(201),
+        lambda: services.memory().write(
+            ctx,
+            m.path,
+            m.content,
+            m.expected,
+            description=m.description,
+            description_given=m.description_given,
+            expected_context_revision=m.expected_context_revision,
+            overwrite=m.conflict_resolution == "overwrite",
+        ),
     )
-    return Reply(201, {"memory": views.document(written)})
 
 
 def edit_memory(req: Request) -> Reply:
     m = parsed(req, MemoryEdit).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True)
-    edited = services.memory().edit(
-        ctx, m.path, m.old_text, m.new_text, m.expected, expected_context_revision=m.expected_context_revision
+    return answered(
+        _shown(200),
+        lambda: services.memory().edit(
+            ctx, m.path, m.old_text, m.new_text, m.expected, expected_context_revision=m.expected_context_revision
+        ),
     )
-    return Reply(200, {"memory": views.document(edited)})
 
 
 def grep_memory(req: Request) -> Reply:
@@ -100,8 +115,12 @@ def grep_memory(req: Request) -> Reply:
 def delete_memory(req: Request) -> Reply:
     m = parsed(req, MemoryDelete).memory
     ctx = _open(req, (), m.speaker_public_id, write=True)
-    services.memory().delete(ctx, m.path, m.expected, expected_context_revision=m.expected_context_revision)
-    return Reply(204)
+    return answered(
+        no_content,
+        lambda: services.memory().delete(
+            ctx, m.path, m.expected, expected_context_revision=m.expected_context_revision
+        ),
+    )
 
 
 # ---- history: every door serves the same four verbs ------------------------------------------------
@@ -122,14 +141,18 @@ def show_version(req: Request) -> Reply:
 def rollback_version(req: Request) -> Reply:
     m = parsed(req, MemoryVersionChange).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
-    restored = services.history().rollback(
-        ctx, m.path, m.lock_version, m.expected, expected_context_revision=m.expected_context_revision
+    return answered(
+        _shown(201),
+        lambda: services.history().rollback(
+            ctx, m.path, m.lock_version, m.expected, expected_context_revision=m.expected_context_revision
+        ),
     )
-    return Reply(201, {"memory": views.document(restored)})
 
 
 def redact_version(req: Request) -> Reply:
     m = parsed(req, MemoryVersionChange).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
-    shown = services.history().redact(ctx, m.path, m.lock_version, m.expected)
-    return Reply(200, {"version": views.shown_version(shown)})
+    return answered(
+        _shown_version,
+        lambda: services.history().redact(ctx, m.path, m.lock_version, m.expected),
+    )
