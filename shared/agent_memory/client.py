@@ -523,14 +523,27 @@ class MemoryClient:
         # The secret the in-account tool function accepts is shown once, beside the execution.
         return {**_dict(out["execution"]), "secret": out.get("secret")}
 
-    def call_tool(self, execution_public_id: str, tool: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+    def call_tool(
+        self,
+        execution_public_id: str,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
         """Run one model tool call: {"tool", "is_error", "code", "content", "data"}.
 
         A tool's refusal is a result for the model (is_error, code, content), not an exception; an
-        exception means the call itself was refused (bad token, unknown execution).
+        exception means the call itself was refused (bad token, unknown execution). `idempotency_key`
+        (the runtime's own, such as the model's tool_use id) makes a resent call answer the first answer.
         """
         params = {"execution_public_id": execution_public_id, "tool_name": tool}
-        return _dict(self.call("call_tool", params, {"input": dict(tool_input)}, read_only=tool in READ_ONLY_TOOLS))
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return _dict(
+            self.call(
+                "call_tool", params, {"input": dict(tool_input)}, headers=headers, read_only=tool in READ_ONLY_TOOLS
+            )
+        )
 
     def tool_schemas(self, format: Literal["anthropic", "openai"] = "anthropic") -> list[dict[str, Any]]:
         """The model's tool definitions, ready to hand to that provider's API."""

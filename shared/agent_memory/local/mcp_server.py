@@ -67,8 +67,13 @@ class MemoryRelay:
         ]
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        # An MCP client may name its call's idempotency key beside the tool's own arguments.
+        key = arguments.get("idempotencyKey")
+        arguments = {k: v for k, v in arguments.items() if k != "idempotencyKey"}
         try:
-            result = self.client.call_tool(self.execution["public_id"], name, arguments)
+            result = self.client.call_tool(
+                self.execution["public_id"], name, arguments, idempotency_key=key if isinstance(key, str) else None
+            )
         except MemoryClientError as err:
             # The call itself was refused (unknown execution, revoked token, service down): the model
             # cannot fix that, and should say so rather than retry.
