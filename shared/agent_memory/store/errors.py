@@ -190,6 +190,7 @@ def attempt(call: Callable[[], dict[str, Any]], roles: Sequence[str], refusals: 
     Answers the call's response, or {} when the refusal showed that an earlier send of it had landed.
     """
     last: ClientError | None = None
+    contended: set[str] = set()
     for retry in range(PACING.retries + 1):
         if retry:
             PACING.pause(retry - 1)
@@ -204,6 +205,7 @@ def attempt(call: Callable[[], dict[str, Any]], roles: Sequence[str], refusals: 
                 if err is not None:
                     raise err from exc
                 if any(r.code in CONTENTION_REASONS for r in found):
+                    contended = {r.role for r in found if r.code in CONTENTION_REASONS}
                     last = exc
                     continue
                 # Cancelled for a reason that is neither a condition nor contention (a validation error on
@@ -217,6 +219,9 @@ def attempt(call: Callable[[], dict[str, Any]], roles: Sequence[str], refusals: 
             raise
         except _NO_ANSWER as exc:
             raise unavailable(writing=True) from exc
+    if "idempotency" in contended:
+        # What stayed busy is the key's own record: a duplicate of this request is committing right now.
+        raise idempotency.in_progress() from last
     raise busy() from last
 
 
