@@ -36,6 +36,8 @@ and cached by their immutable keys, so an omitted document's body is never fetch
 
 A document whose content object is missing from storage (swept too early, deleted by hand) is planned
 out and named in a last, uncharged `<omitted reason="content_missing">` index; the rest still render.
+A document whose current version is quarantined (it resembles prompt injection and awaits review) is
+never rendered: it is named in an uncharged `<omitted reason="quarantined">` index.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class Entry:
     public_id: str = ""
     lock_version: int = 0
     content_key: str = ""
+    pii: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,8 @@ class Plan:
     used_bytes: int
     # Documents whose content object is missing from storage: planned without, and named in the block.
     missing: tuple[Entry, ...] = ()
+    # Documents whose current version awaits review (or was rejected): never rendered, only named.
+    quarantined: tuple[Entry, ...] = ()
 
 
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
@@ -144,7 +149,7 @@ def _index(reason: str, entries: Sequence[Entry]) -> list[str]:
 
 def render(p: Plan, contents: Mapping[str, str]) -> str:
     """The block's text; `contents` maps each included entry's content_key to its text."""
-    if not p.included and not p.omitted and not p.missing:
+    if not p.included and not p.omitted and not p.missing and not p.quarantined:
         return ""
     texts = [contents[entry.content_key] for entry in p.included]
     token = boundary(texts)
@@ -154,12 +159,14 @@ def render(p: Plan, contents: Mapping[str, str]) -> str:
     parts += _index("byte_budget", p.omitted)
     # Named like the budget's index, and like it not charged: the model should know these exist.
     parts += _index("content_missing", p.missing)
+    parts += _index("quarantined", p.quarantined)
     parts.append("</memory_block>\n")
     return "".join(parts)
 
 
-def entries_of(ctx: Context) -> list[Entry]:
-    """Every renderable document of the conversation's available sources.
+def entries_of(ctx: Context) -> tuple[list[Entry], list[Entry]]:
+    """Every renderable document of the conversation's available sources, and those held back because
+    their current version is quarantined (named in the block, never rendered).
 
     Two bindings can name one anchor (an alias of the current conversation): its rows render once,
     under the first binding, rather than spending the budget twice on the same text.
@@ -169,16 +176,22 @@ def entries_of(ctx: Context) -> list[Entry]:
         seen.setdefault(src.anchored, src.name)
     listed = ctx.store.list_many(list(seen))
     out: list[Entry] = []
+    held: list[Entry] = []
     for anchor, root in seen.items():
         for doc in listed[anchor]:
             if doc.rest.startswith("skills/"):
                 continue
-            out.append(
-                Entry(
-                    f"{root}/{doc.rest}", doc.bytesize, doc.written_at, doc.public_id, doc.lock_version, doc.content_key
-                )
+            entry = Entry(
+                f"{root}/{doc.rest}",
+                doc.bytesize,
+                doc.written_at,
+                doc.public_id,
+                doc.lock_version,
+                doc.content_key,
+                doc.pii,
             )
-    return out
+            (held if doc.hidden_from_models else out).append(entry)
+    return out, newest_first(held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +219,7 @@ class BlockService:
         if ctx.override_provider is not None:
             # The provider's memory reaches the model through its own tools; the kernel's rows wait.
             return Block(conv.context_revision, budget_bytes, ctx.override_provider)
-        entries = entries_of(ctx)
+        entries, held = entries_of(ctx)
         missing: list[Entry] = []
         while True:
             p = plan(entries, budget_bytes)
@@ -219,5 +232,5 @@ class BlockService:
             # Each round drops at least one entry; the contents already read are cached.
             missing += gone
             entries = [e for e in entries if e not in gone]
-        p = replace(p, missing=tuple(missing))
+        p = replace(p, missing=tuple(missing), quarantined=tuple(held))
         return Block(conv.context_revision, budget_bytes, None, p, render(p, contents))

@@ -23,6 +23,7 @@ from .model import (
     Document,
     Located,
     PromotedFrom,
+    Quarantine,
     ShownVersion,
     Version,
     VersionCheck,
@@ -137,6 +138,10 @@ class HistoryService:
             now_iso(),
             record.content_key,
             ctx.author(),
+            # The restored text carries the findings of its scans; a flagged text not yet released waits
+            # for review again as the new version.
+            record.pii,
+            _requeued(record.quarantine),
         )
         change = self.memory.change(
             ctx,
@@ -237,6 +242,13 @@ class HistoryService:
         record = self._record(source_ctx, src, doc, lock_version)
         if record.content_key is None:
             raise version_redacted(lock_version)
+        if record.pii:
+            # Personal data is never made a default others read: redact or rewrite it first.
+            raise ApiError(
+                "memory_pii_blocked",
+                f"Version {lock_version} of {source.logical!r} contains personal data ({', '.join(record.pii)}), "
+                "so it cannot be promoted into the workspace's shared memory: rewrite or redact it first.",
+            )
         text = content_of(source_ctx, source.logical, _as_document(record))
         refuse_override(target_ctx, target)
         dst = may_change(target_ctx, target)
@@ -262,6 +274,12 @@ class HistoryService:
             self.memory.change(target_ctx, dst, target, expected, doc_new, None, "promote", promoted_from=origin)
         )
         return promoted
+
+
+def _requeued(q: Quarantine | None) -> Quarantine | None:
+    if q is None or q.status == "released":
+        return q
+    return Quarantine("pending", q.rules, q.ruleset)
 
 
 def _appended(current: str, text: str, origin: PromotedFrom, record: Version, by: str | None) -> str:

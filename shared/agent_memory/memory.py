@@ -26,6 +26,7 @@ from .model import (
     GrepResult,
     Located,
     Operation,
+    Quarantine,
     Version,
     VersionCheck,
 )
@@ -263,9 +264,11 @@ class MemoryService:
     ) -> Document:
         anchor = src.anchored
         content_key = f"{content_prefix(anchor)}{public_id}/{uuid7()}"
+        text = data.decode("utf-8")
         # The immutable version is stored before the pointer commits; a refused commit leaves at most an
         # unreferenced object for the sweeper, never a visible change.
-        ctx.store.put_content(content_key, data.decode("utf-8"))
+        ctx.store.put_content(content_key, text)
+        pii, quarantine = scan(text)
         return Document(
             anchor=anchor,
             rest=mp.rest,
@@ -277,6 +280,8 @@ class MemoryService:
             written_at=now_iso(),
             content_key=content_key,
             author=ctx.author(),
+            pii=pii,
+            quarantine=quarantine,
         )
 
     def write(
@@ -364,6 +369,17 @@ class MemoryService:
         pair = require_pair(expected, "delete")
         settle(None)
         ctx.store.commit(self.change(ctx, src, mp, pair, None, expected_context_revision))
+
+
+def scan(text: str) -> tuple[tuple[str, ...], Quarantine | None]:
+    """What every stored version is checked for: PII kinds, and whether it resembles prompt injection.
+
+    Nothing is refused: the text is stored as written, tagged; a flagged version waits for review."""
+    from .safety import injection, pii
+
+    found = tuple(pii.kinds(text))
+    rules = injection.flags(text)
+    return found, Quarantine("pending", tuple(rules), injection.RULESET_VERSION) if rules else None
 
 
 def content_prefix(anchor: Anchor) -> str:

@@ -188,6 +188,26 @@ class Execution:
     principal_name: str | None = None
 
 
+QuarantineStatus = Literal["pending", "released", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Quarantine:
+    """A version flagged as resembling prompt injection: which rules of which rule set, and its review.
+
+    `pending` and `rejected` versions never reach a model; a `released` one is ordinary again."""
+
+    status: QuarantineStatus
+    rules: tuple[str, ...]
+    ruleset: str
+    reviewed_by: Author | None = None
+    reviewed_at: str | None = None
+
+    @property
+    def hides(self) -> bool:
+        return self.status != "released"
+
+
 @dataclass(slots=True)
 class Document:
     anchor: Anchor
@@ -200,6 +220,13 @@ class Document:
     written_at: str
     content_key: str
     author: Author
+    # What the write-time scans found in this version's text: PII kinds (sorted) and injection flags.
+    pii: tuple[str, ...] = ()
+    quarantine: Quarantine | None = None
+
+    @property
+    def hidden_from_models(self) -> bool:
+        return self.quarantine is not None and self.quarantine.hides
 
 
 Operation = Literal["write", "edit", "rollback", "promote", "fork", "merge"]
@@ -242,6 +269,8 @@ class Version:
     forked_from: str | None = None  # the parent conversation's public id
     redacted_at: str | None = None
     redacted_by: Author | None = None
+    pii: tuple[str, ...] = ()
+    quarantine: Quarantine | None = None
 
     @property
     def redacted(self) -> bool:
@@ -263,7 +292,7 @@ class Version:
             doc.author,
             operation,
             recorded_at,
-            **extra,
+            **{"pii": doc.pii, "quarantine": doc.quarantine, **extra},
         )
 
 

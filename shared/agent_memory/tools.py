@@ -52,6 +52,7 @@ NEXT_STEP: dict[str, str] = {
     "stale_object": "Call memory_read again, decide your change against the current text, then retry with "
     "the new expected_public_id and expected_lock_version (null/null only creates a document that does not "
     "exist).",
+    "memory_quarantined": "Carry on without this document; a person will review it.",
     "memory_not_found": "Call memory_ls to see which documents exist; to create this one, call memory_write "
     "with expected_public_id and expected_lock_version set to null.",
     "memory_read_only": "This root is read-only for you here; write under a read_write root (memory_ls lists them).",
@@ -122,15 +123,31 @@ def _ls(run: ToolRunner, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
         for r in rows:
             d = r.document
             line = f"- {r.path} ({d.bytesize} bytes, public_id {d.public_id}, lock_version {d.lock_version})"
-            if d.description:
+            if d.hidden_from_models:
+                line += " [quarantined: waiting for review, not readable by you]"
+            elif d.description:
                 line += f" skill: {d.description}"
             lines.append(line)
     return "\n".join(lines), {"memory": views.listing(rows), "roots": roots}
 
 
+def _quarantined(path: str) -> ApiError:
+    return ApiError(
+        "memory_quarantined",
+        f"{path} holds a version that resembles prompt injection and is waiting for a person to review it, "
+        "so it is not shown to you.",
+    )
+
+
 def _read(run: ToolRunner, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any]:
     _gate(ctx)
-    loc = run.memory.show(ctx, parse_document_path(inp.path))
+    mp = parse_document_path(inp.path)
+    src = ctx.source(mp)
+    current = ctx.document(src, mp.rest)
+    # Refused before any content is fetched: quarantined text never reaches a model, not even in part.
+    if current is not None and current.hidden_from_models:
+        raise _quarantined(mp.logical)
+    loc = run.memory.show(ctx, mp)
     d = loc.document
     head = f"{loc.path} ({d.bytesize} bytes, written {d.written_at}). To change it, pass {_version(loc)}."
     return f"{head}\n\n{loc.content}", views.document(loc)
@@ -201,6 +218,8 @@ def _answering(tool: str, said: Callable[[Any], tuple[str, Any]]) -> AbstractCon
 
 def _skill(run: ToolRunner, ctx: Context, inp: SkillInput) -> tuple[str, Any]:
     s = run.skills.load(ctx, inp.name)
+    if s.document.hidden_from_models:
+        raise _quarantined(s.path)
     return f"Skill {s.name} ({s.path}): {s.document.description}\n\n{s.content}", views.skill(s)
 
 

@@ -22,6 +22,7 @@ from .model import (
     Human,
     Located,
     Member,
+    Quarantine,
     ShownVersion,
     Speaker,
     ToolResult,
@@ -41,6 +42,16 @@ def author(a: Author) -> Json:
     return out
 
 
+def quarantine(q: Quarantine | None) -> Json | None:
+    if q is None:
+        return None
+    out: Json = {"status": q.status, "rules": list(q.rules), "ruleset": q.ruleset}
+    if q.reviewed_by is not None:
+        out["reviewed_by"] = author(q.reviewed_by)
+        out["reviewed_at"] = q.reviewed_at
+    return out
+
+
 def document(loc: Located) -> Json:
     doc = loc.document
     out: Json = {
@@ -52,6 +63,8 @@ def document(loc: Located) -> Json:
         "written_at": doc.written_at,
         "written_by": author(doc.author),
         "content_sha256": doc.sha256,
+        "pii": list(doc.pii),
+        "quarantine": quarantine(doc.quarantine),
     }
     if loc.content is not None:
         out["content"] = loc.content
@@ -86,6 +99,8 @@ def version(v: Version, path: str) -> Json:
         "redacted": v.redacted,
         "redacted_at": v.redacted_at,
         "redacted_by": None if v.redacted_by is None else author(v.redacted_by),
+        "pii": list(v.pii),
+        "quarantine": quarantine(v.quarantine),
     }
 
 
@@ -211,11 +226,12 @@ def _included(e: Entry) -> Json:
         "lock_version": e.lock_version,
         "bytesize": e.bytesize,
         "written_at": e.written_at,
+        "pii": list(e.pii),
     }
 
 
 def _omitted(e: Entry) -> Json:
-    return {"path": e.path, "bytesize": e.bytesize, "written_at": e.written_at}
+    return {"path": e.path, "bytesize": e.bytesize, "written_at": e.written_at, "pii": list(e.pii)}
 
 
 def block(b: Block) -> Json:
@@ -231,6 +247,9 @@ def block(b: Block) -> Json:
     if b.plan.missing:
         # Only when it happens: documents left out because their content is missing from storage.
         out["unreadable"] = [_omitted(e) for e in b.plan.missing]
+    if b.plan.quarantined:
+        # Only when it happens: documents awaiting review, which no model reads.
+        out["quarantined"] = [_omitted(e) for e in b.plan.quarantined]
     return out
 
 

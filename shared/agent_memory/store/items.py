@@ -29,6 +29,7 @@ from ..model import (
     Human,
     Member,
     PromotedFrom,
+    Quarantine,
     Speaker,
     TokenRow,
     Version,
@@ -394,8 +395,34 @@ def doc_item(d: Document, anchor: Anchor | None = None) -> Item:
             "written_at": d.written_at,
             "content_key": d.content_key,
             **_author_attributes(d.author),
+            **_safety_attributes(d.pii, d.quarantine),
         }
     )
+
+
+def _safety_attributes(pii: tuple[str, ...], q: Quarantine | None) -> dict[str, Any]:
+    """The scans' findings as flat strings (a clean version stores none of them)."""
+    out: dict[str, Any] = {"pii": ",".join(pii) or None}
+    if q is not None:
+        out |= {"quarantine": q.status, "quarantine_rules": ",".join(q.rules), "ruleset": q.ruleset}
+        if q.reviewed_by is not None:
+            out |= _author_attributes(q.reviewed_by, "reviewed_by")
+            out["reviewed_at"] = q.reviewed_at
+    return out
+
+
+def _pii(it: dict[str, Any]) -> tuple[str, ...]:
+    raw = it.get("pii")
+    return tuple(raw.split(",")) if raw else ()
+
+
+def _quarantine(it: dict[str, Any]) -> Quarantine | None:
+    status = it.get("quarantine")
+    if not status:
+        return None
+    rules = tuple(r for r in str(it.get("quarantine_rules") or "").split(",") if r)
+    reviewer = _author(it, "reviewed_by") if it.get("reviewed_by") else None
+    return Quarantine(status, rules, str(it.get("ruleset") or ""), reviewer, it.get("reviewed_at"))
 
 
 def _author_attributes(a: Author, prefix: str = "author") -> dict[str, Any]:
@@ -430,6 +457,8 @@ def doc_row(item: Item, anchor: Anchor | None = None) -> Document:
         it["written_at"],
         it["content_key"],
         _author(it),
+        _pii(it),
+        _quarantine(it),
     )
 
 
@@ -452,6 +481,7 @@ def version_item(v: Version) -> Item:
         "rolled_back_from": v.rolled_back_from,
         "forked_from": v.forked_from,
         "redacted_at": v.redacted_at,
+        **_safety_attributes(v.pii, v.quarantine),
     }
     if v.promoted_from is not None:
         p = v.promoted_from
@@ -493,6 +523,8 @@ def version_row(item: Item, anchor: Anchor, rest: str) -> Version:
         forked_from=it.get("forked_from"),
         redacted_at=it.get("redacted_at"),
         redacted_by=_author(it, "redacted_by") if it.get("redacted_by") else None,
+        pii=_pii(it),
+        quarantine=_quarantine(it),
     )
 
 
