@@ -720,6 +720,25 @@ class MemoryDoor:
         }
         return _dict(self._call("rollback_version", memory)["memory"])
 
+    def review(
+        self,
+        path: str,
+        lock_version: int,
+        decision: Literal["release", "reject"],
+        expected: Expected,
+        *,
+        speaker_public_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Release or reject the current, quarantined version (None: rejected with nothing to restore)."""
+        memory = {
+            "path": path,
+            "lock_version": lock_version,
+            "decision": decision,
+            **_conditional(expected, None, speaker_public_id),
+        }
+        out = self._call("review_version", memory)
+        return None if out is None else _dict(out["memory"])
+
     def redact(
         self, path: str, lock_version: int, expected: Expected, *, speaker_public_id: str | None = None
     ) -> dict[str, Any]:

@@ -289,6 +289,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="MemoryVersionChange",
     ),
     _r(
+        "conversation_memory_review",
+        "POST",
+        f"{CONV_MEMORY}/review",
+        "write",
+        "memory:review_version",
+        content="read",
+        door="conversation",
+        request="MemoryReview",
+    ),
+    _r(
         "conversation_skills_list",
         "GET",
         f"{CONV}/skills",
@@ -415,6 +425,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         door="workspace",
         request="MemoryVersionChange",
     ),
+    _r(
+        "workspace_memory_review",
+        "POST",
+        f"{WS_MEMORY}/review",
+        "write",
+        "memory:review_version",
+        content="read",
+        door="workspace",
+        request="MemoryReview",
+    ),
     # ---- the profile door (the caller's own user/ or agent/ rows) ----
     _r(
         "profile_memory_list",
@@ -515,6 +535,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="delete",
         door="profile",
         request="MemoryVersionChange",
+    ),
+    _r(
+        "profile_memory_review",
+        "POST",
+        f"{PROFILE_MEMORY}/review",
+        "write",
+        "memory:review_version",
+        content="read",
+        door="profile",
+        request="MemoryReview",
     ),
     # ---- the definition door (a steward's named agent definition) ----
     _r(
@@ -617,6 +647,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         door="definition",
         request="MemoryVersionChange",
     ),
+    _r(
+        "definition_memory_review",
+        "POST",
+        f"{DEFINITION_MEMORY}/review",
+        "write",
+        "memory:review_version",
+        content="read",
+        door="definition",
+        request="MemoryReview",
+    ),
     # ---- promote: a chosen version into the workspace's shared memory ----
     _r(
         "workspace_memory_promote",
@@ -662,7 +702,7 @@ _DOOR_VERBS: Final[dict[tuple[str, str], RouteSpec]] = {
 
 def door_route(door: Door, verb: str) -> RouteSpec:
     """The route serving one memory verb (list, write, show, grep, edit, delete, and the history verbs
-    list_versions, show_version, rollback_version, redact_version) at a door."""
+    list_versions, show_version, rollback_version, redact_version, review_version) at a door."""
     return _DOOR_VERBS[(door, verb)]
 
 

@@ -159,7 +159,8 @@ class Directory:
         ws = Workspace(uuid7(), principal.account_id, name, now)
         self._spend(principal)
         settle(ws)
-        self.store.create_workspace(ws, Member(ws.public_id, principal.kind, principal.public_id, "member", now))
+        # The creator starts as the room's curator: someone must be able to review quarantined versions.
+        self.store.create_workspace(ws, Member(ws.public_id, principal.kind, principal.public_id, "curator", now))
         return ws
 
     def add_member(
@@ -167,8 +168,8 @@ class Directory:
     ) -> Member:
         if (human_id is None) == (agent_id is None):
             raise ApiError("parameter_invalid", "member needs exactly one of human_public_id and agent_public_id.")
-        if role not in ("member", "viewer"):
-            raise ApiError("parameter_invalid", "member.role must be 'member' or 'viewer'.")
+        if role not in ("curator", "member", "viewer"):
+            raise ApiError("parameter_invalid", "member.role must be 'curator', 'member' or 'viewer'.")
         target = Ref.human(human_id) if human_id else Ref.agent(agent_id or "")
         principal, ws, got = self.resolver.writable_workspace(presented, ws_id, [target])
         row = access.in_account(principal, got[target], "human" if human_id else "agent")

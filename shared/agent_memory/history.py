@@ -31,7 +31,7 @@ from .model import (
 )
 from .paths import MemoryPath
 from .ports import Ref
-from .rules.access import check_context_revision, may_change, may_redact, refuse_override
+from .rules.access import check_context_revision, may_change, may_redact, may_review, refuse_override
 
 # A redaction deletes bytes at once only when no fork of the conversation since they were written can
 # hold them; this much slack covers the clocks of two functions disagreeing.
@@ -214,6 +214,92 @@ class HistoryService:
         low = max(0, doc.lock_version - self.kept + 1)
         others = ctx.store.list_versions(anchor, doc.rest, low, doc.lock_version, self.kept)
         return not any(v.content_key == key for v in others)
+
+    def review(
+        self,
+        ctx: Context,
+        mp: MemoryPath,
+        lock_version: int,
+        decision: str,
+        expected: tuple[str, int] | None,
+    ) -> Located | None:
+        """Release or reject the current version when it is quarantined.
+
+        Release makes it ordinary (the verdict is kept on the version). Reject restores the version before
+        it as a new version, or deletes the document when there is none to restore; answers None then."""
+        refuse_override(ctx, mp)
+        src = may_change(ctx, mp)
+        pair = require_pair(expected, "review")
+        doc = self._current(ctx, src, mp, lock_version, lock_version - 1)
+        if (doc.public_id, doc.lock_version) != pair or lock_version != doc.lock_version:
+            raise stale(
+                "Only the document's current version is reviewed, with the pair you read: read it again, then "
+                "review the version it holds now."
+            )
+        q = doc.quarantine
+        if q is None or q.status != "pending":
+            raise ApiError("validation_failed", f"Version {lock_version} of {mp.logical!r} is not waiting for review.")
+        record = self._record(ctx, src, doc, lock_version)
+        may_review(ctx, src, record.author)
+        verdict = Quarantine(
+            "released" if decision == "release" else "rejected", q.rules, q.ruleset, ctx.author(), now_iso()
+        )
+        if decision == "release":
+            released = replace(doc, quarantine=verdict)
+            answer = Located(mp.logical, released, content_of(ctx, mp.logical, doc))
+            idempotency.settle(answer)
+            ctx.store.commit(
+                self.memory.change(ctx, src, mp, pair, released, None, recorded=replace(record, quarantine=verdict))
+            )
+            return answer
+        rejected = replace(record, quarantine=verdict)
+        previous = self._restorable(ctx, src, doc, lock_version - 1)
+        if previous is None:
+            # Nothing before it to restore: the flagged document goes, history and all.
+            idempotency.settle(None)
+            ctx.store.commit(self.memory.change(ctx, src, mp, pair, None, None))
+            return None
+        restored = Document(
+            doc.anchor,
+            doc.rest,
+            doc.public_id,
+            doc.lock_version + 1,
+            previous.bytesize,
+            previous.sha256,
+            previous.description if mp.skill_name is not None else None,
+            now_iso(),
+            previous.content_key or "",
+            ctx.author(),
+            previous.pii,
+            _requeued(previous.quarantine),
+        )
+        answer = Located(mp.logical, restored, content_of(ctx, mp.logical, restored))
+        idempotency.settle(answer)
+        ctx.store.commit(
+            self.memory.change(
+                ctx,
+                src,
+                mp,
+                pair,
+                restored,
+                None,
+                "rollback",
+                requires=VersionCheck(doc.anchor, doc.rest, doc.public_id, previous.lock_version),
+                also=(rejected,),
+                rolled_back_from=previous.lock_version,
+            )
+        )
+        return answer
+
+    def _restorable(self, ctx: Context, src: Source, doc: Document, lock_version: int) -> Version | None:
+        """The version a rejection falls back to: the one before, if the history still holds its text."""
+        if lock_version < 0:
+            return None
+        try:
+            found = self._record(ctx, src, doc, lock_version)
+        except ApiError:
+            return None
+        return None if found.content_key is None else found
 
     def promote(
         self,

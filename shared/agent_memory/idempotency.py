@@ -128,8 +128,7 @@ def judge(guard: Guard, record: Record | None, now: float | None = None) -> None
 def in_progress(retry_after_seconds: int = 1) -> ApiError:
     return ApiError(
         "idempotency_in_progress",
-        "A request with this Idempotency-Key is being applied right now. Send it again in a moment to get "
-        "its answer.",
+        "A request with this Idempotency-Key is being applied right now. Send it again in a moment to get its answer.",
         retry_after_seconds=retry_after_seconds,
     )
 

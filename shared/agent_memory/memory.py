@@ -137,12 +137,14 @@ class MemoryService:
         operation: Operation = "write",
         *,
         requires: VersionCheck | None = None,
+        recorded: Version | None = None,
+        also: tuple[Version, ...] = (),
         **record: Any,
     ) -> DocumentChange:
-        """The commit of one change: the pointer row, the new version's record, and the record that
-        falls out of the retention bound with it."""
+        """The commit of one change: the pointer row, the new version's record (`recorded`, or one made
+        from `new`), and the record that falls out of the retention bound with it."""
         budget = self.budgets.of(ctx.principal)
-        version = None if new is None else Version.of(new, operation, time.time(), **record)
+        version = recorded if recorded is not None or new is None else Version.of(new, operation, time.time(), **record)
         pruned = None if new is None else new.lock_version - self.versions_kept
         return DocumentChange(
             src.anchored,
@@ -153,8 +155,9 @@ class MemoryService:
             budget,
             self._alias_bump(ctx, src),
             version=version,
-            prune=pruned if pruned is not None and pruned >= 0 else None,
+            prune=pruned if pruned is not None and pruned >= 0 and recorded is None else None,
             requires=requires,
+            also=also,
         )
 
     # ---- reads ----------------------------------------------------------------------------------

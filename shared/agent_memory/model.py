@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 PrincipalKind = Literal["human", "agent"]
-Role = Literal["member", "viewer"]
+Role = Literal["curator", "member", "viewer"]
 
 MAX_DOCUMENTS_PER_ANCHOR = 64
 MAX_DOCUMENT_BYTES = 64 * 1024
@@ -351,6 +351,8 @@ class DocumentChange:
     prune: int | None = None
     # A version the change copies (a rollback's source), checked in the same commit.
     requires: VersionCheck | None = None
+    # Other records of this document rewritten in the same commit (a review's verdict on a flagged version).
+    also: tuple[Version, ...] = ()
 
 
 # ---- what the verbs answer (views.py turns these into the wire JSON) ----------------------------------

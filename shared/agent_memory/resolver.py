@@ -336,7 +336,7 @@ class Resolver:
         if role is None:
             raise access.not_found("workspace")
         if write:
-            access.require_write_standing("write" if role == "member" else "read")
+            access.require_write_standing("write" if role in access.WRITING_ROLES else "read")
         # This door has no speaker/ root, but the selector is still checked: same verbs, same refusals.
         access.selected_speaker(principal, got.get(Ref.speaker(speaker_selector or "")), speaker_selector)
         src = access.workspace_source(workspace_id, role)

@@ -158,6 +158,27 @@ class MemoryVersionChangeFields(PairRule, Selector):
     expected_context_revision: OptionalCounter = None
 
 
+def _decision(value: Any) -> str:
+    if value not in ("release", "reject"):
+        raise coded("parameter_invalid", 'must be "release" or "reject"')
+    return "release" if value == "release" else "reject"
+
+
+Decision = Annotated[str, PlainValidator(_decision), WithJsonSchema({"type": "string", "enum": ["release", "reject"]})]
+
+
+class MemoryReviewFields(PairRule, Selector):
+    path: DocumentPath
+    lock_version: Counter
+    decision: Decision
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
+
+
+class MemoryReview(Body):
+    memory: MemoryReviewFields
+
+
 class PromoteSource(Selector):
     conversation_public_id: OptionalUuid = None
     path: DocumentPath

@@ -17,7 +17,19 @@ from typing import Any, Literal
 from ..bindings import Binding
 from ..context import Context, ContextDoor, Source
 from ..errors import ApiError
-from ..model import Account, Agent, Anchor, Conversation, Execution, Human, Member, Principal, Speaker, Workspace
+from ..model import (
+    Account,
+    Agent,
+    Anchor,
+    Author,
+    Conversation,
+    Execution,
+    Human,
+    Member,
+    Principal,
+    Speaker,
+    Workspace,
+)
 from ..paths import MemoryPath, check_skill_path
 from ..ports import Ref
 
@@ -55,8 +67,12 @@ def not_found(what: str) -> ApiError:
 # ---- standing -------------------------------------------------------------------------------------
 
 
+# A curator is a member who may also review quarantined versions.
+WRITING_ROLES = frozenset({"member", "curator"})
+
+
 def workspace_role(principal: Principal, ws: Workspace | None, member: Member | None) -> str | None:
-    """The caller's standing in a workspace: 'member' (write), 'viewer' (read) or None."""
+    """The caller's role in a workspace: 'curator' or 'member' (write), 'viewer' (read) or None."""
     if ws is None or ws.account_id != principal.account_id or member is None:
         return None
     return member.role
@@ -75,7 +91,7 @@ def conversation_standing(
     if _answers(principal, conv):
         return "write"
     role = workspace_role(principal, ws, member)
-    if role == "member":
+    if role in WRITING_ROLES:
         return "write"
     if role == "viewer":
         return "read"
@@ -107,7 +123,7 @@ def workspace_write_role(principal: Principal, ws: Workspace | None, member: Mem
     role = workspace_role(principal, ws, member)
     if role is None or ws is None:
         raise not_found("workspace")
-    if role != "member":
+    if role not in WRITING_ROLES:
         raise ApiError("not_authorized", "You have read-only standing in this workspace.")
     return ws
 
@@ -324,7 +340,7 @@ def own_root_source(principal: Principal) -> Source:
 def workspace_source(workspace_id: str, role: str) -> Source:
     """The workspace door: its rows, writable by members."""
     binding = Binding("workspace", "workspace", "read_write")
-    return Source(binding, Anchor("workspace", workspace_id), role == "member")
+    return Source(binding, Anchor("workspace", workspace_id), role in WRITING_ROLES)
 
 
 def definition_source(agent: Agent) -> Source:
@@ -425,6 +441,22 @@ def may_change(ctx: Context, mp: MemoryPath) -> Source:
                 f"The conversation behind the {mp.root}/ root is archived: its memory is read-only.",
             )
     return src
+
+
+def may_review(ctx: Context, src: Source, writer: Author) -> None:
+    """Who releases or rejects a quarantined version.
+
+    In the shared scopes (conversation/, workspace/) a curator of the workspace, and never the writer of
+    the flagged version; user/, agent/ and speaker/ rows are private, so their owner reviews them, its own
+    writes included (write standing on the root, which the caller has already shown)."""
+    if src.scope not in ("conversation", "workspace"):
+        return
+    ws = ctx.workspace
+    member = ctx.loaded.get(Ref.member(ws.public_id, ctx.principal.public_id)) if ws is not None else None
+    if workspace_role(ctx.principal, ws, member) != "curator":
+        raise ApiError("not_authorized", "Only a curator of this workspace reviews quarantined versions.")
+    if (writer.kind, writer.public_id) == (ctx.principal.kind, ctx.principal.public_id):
+        raise ApiError("not_authorized", "You wrote this version: another curator of the workspace reviews it.")
 
 
 def access_of(src: Source) -> Literal["read", "read_write"]:

@@ -87,6 +87,7 @@ class Documents(Backend):
             steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
         if change.requires is not None:
             steps.append(("source", self._source_check(change.requires)))
+        steps += [("verdict", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in change.also]
         refusals = _commit_refusals(change, creates)
         if len(steps) == 1:
             write_one(self.ddb, steps[0], refusals)

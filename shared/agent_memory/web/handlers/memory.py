@@ -12,6 +12,7 @@ from ...inputs.memory import (
     MemoryDelete,
     MemoryEdit,
     MemoryGrep,
+    MemoryReview,
     MemoryShow,
     MemoryVersionChange,
     MemoryVersions,
@@ -156,3 +157,17 @@ def redact_version(req: Request) -> Reply:
         _shown_version,
         lambda: services.history().redact(ctx, m.path, m.lock_version, m.expected),
     )
+
+
+def review_version(req: Request) -> Reply:
+    m = parsed(req, MemoryReview).memory
+    ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
+    return answered(
+        _reviewed,
+        lambda: services.history().review(ctx, m.path, m.lock_version, m.decision, m.expected),
+    )
+
+
+def _reviewed(loc: Located | None) -> Reply:
+    # A rejection with no earlier version to restore deletes the document: nothing is left to show.
+    return Reply(204) if loc is None else Reply(200, {"memory": views.document(loc)})
