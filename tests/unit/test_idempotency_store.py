@@ -64,7 +64,6 @@ def test_a_commit_refused_for_its_own_condition_leaves_no_record(store: DynamoSt
     idempotency.GUARD.set(None)
     write()
     idempotency.GUARD.set(guard)
-    _, again = _create(store)
     doc = version(store, anchor, "a.md", "other")
     # When a keyed create of the same path is sent, it is refused, and no record is left behind
     with pytest.raises(ApiError) as info:
