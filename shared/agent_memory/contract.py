@@ -435,6 +435,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         door="workspace",
         request="MemoryReview",
     ),
+    _r(
+        "workspace_memory_export",
+        "GET",
+        f"{WS_MEMORY}/export",
+        "read",
+        "memory:export_memory",
+        content="read",
+        door="workspace",
+        query=("cursor",),
+    ),
     # ---- the profile door (the caller's own user/ or agent/ rows) ----
     _r(
         "profile_memory_list",
@@ -545,6 +555,16 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="read",
         door="profile",
         request="MemoryReview",
+    ),
+    _r(
+        "profile_memory_export",
+        "GET",
+        f"{PROFILE_MEMORY}/export",
+        "read",
+        "memory:export_memory",
+        content="read",
+        door="profile",
+        query=("cursor",),
     ),
     # ---- the definition door (a steward's named agent definition) ----
     _r(

@@ -167,6 +167,10 @@ def _decision(value: Any) -> str:
 Decision = Annotated[str, PlainValidator(_decision), WithJsonSchema({"type": "string", "enum": ["release", "reject"]})]
 
 
+class ExportQuery(Body):
+    cursor: Cursor = None
+
+
 class MemoryReviewFields(PairRule, Selector):
     path: DocumentPath
     lock_version: Counter

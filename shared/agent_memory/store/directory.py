@@ -22,6 +22,7 @@ from .items import (
     execution_item,
     human_item,
     member_item,
+    room_entry_item,
     speaker_item,
     token_item,
     workspace_item,
@@ -76,11 +77,29 @@ class DirectoryWrites(Backend):
         write_one(self.ddb, ("member", {"Put": {"TableName": self.table, "Item": member_item(member)}}), Refusals())
 
     def create_conversation(self, conversation: Conversation) -> None:
-        self._create(
-            "conversation",
-            conversation_item(conversation),
-            lambda: ApiError("already_exists", "That conversation already exists."),
-        )
+        # The workspace's index of its conversations is written with the conversation, in one transaction.
+        steps: list[Step] = [
+            ("conversation", self._new(conversation_item(conversation))),
+            ("room", {"Put": {"TableName": self.table, "Item": room_entry_item(conversation)}}),
+        ]
+        transact(self.ddb, steps, _exists("That conversation already exists."))
+
+    def room_conversations(self, workspace_id: str, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """Up to `limit` conversation ids of a workspace, oldest first, after `after`; and whether more follow."""
+        pk, _ = keys.workspace(workspace_id)
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :ref)",
+            "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"},
+            "ExpressionAttributeValues": {":pk": {"S": pk}, ":ref": {"S": keys.ROOM_CONVERSATION}},
+            "Limit": limit + 1,
+            "ConsistentRead": True,
+        }
+        if after:
+            kwargs["ExclusiveStartKey"] = keys.wire(keys.room_conversation(workspace_id, after))
+        resp = read(lambda: self.ddb.query(**kwargs))
+        ids = [item["sk"]["S"][len(keys.ROOM_CONVERSATION) :] for item in resp.get("Items", [])]
+        return ids[:limit], len(ids) > limit
 
     def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
         """Refuses `already_exists` when a definition of that name exists under the steward."""

@@ -23,7 +23,7 @@ from .clients import Backend
 from .content import pool
 from .errors import Refusal, Refusals, Step, read, transact, write_one
 from .forklog import fork_log_item
-from .items import conversation_item, doc_item, doc_row, marshal, meta_item, version_item
+from .items import conversation_item, doc_item, doc_row, marshal, meta_item, room_entry_item, version_item
 
 
 class Documents(Backend):
@@ -225,6 +225,8 @@ class Documents(Backend):
                 },
             )
         ]
+        # The child joins its workspace's index of conversations (what an export walks).
+        steps.append(("room", {"Put": {"TableName": self.table, "Item": room_entry_item(child)}}))
         if documents:
             anchor = Anchor("conversation", child.public_id)
             steps.append(("meta", {"Put": {"TableName": self.table, "Item": meta_item(anchor, len(documents))}}))

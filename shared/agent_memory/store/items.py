@@ -289,6 +289,12 @@ def conversation_item(c: Conversation) -> Item:
     )
 
 
+def room_entry_item(c: Conversation) -> Item:
+    """The workspace's note that it holds conversation `c` (created or forked there)."""
+    pk, sk = keys.room_conversation(c.workspace_id, c.public_id)
+    return marshal({"pk": pk, "sk": sk, "created_at": c.created_at})
+
+
 def conversation_row(item: Item) -> Conversation:
     it = unmarshal(item)
     return Conversation(

@@ -11,6 +11,7 @@ One table holds every item; the partition key names the thing, the sort key the 
     SPEAKER#<id>              SPEAKER            the agent a speaker belongs to, name
     WS#<id>                   WS                 settings (tool_provider_overrides)
     WS#<id>                   MEMBER#<id>        role of a human or agent in the workspace
+    WS#<id>                   CONVREF#<id>       a conversation of the workspace (what an export walks)
     CONV#<id>                 CONV               context_revision, archived, memory_context, answering agent
     EXEC#<id>                 EXEC               an execution: principal, answerer, subject, frozen bindings, tools
     ANCHOR#<anchor>           #META              doc_count: the 64-document bound, moved in the same transaction
@@ -86,6 +87,13 @@ def workspace(workspace_id: str) -> Key:
 
 def member(workspace_id: str, principal_id: str) -> Key:
     return f"{WORKSPACE}{workspace_id}", f"MEMBER#{principal_id}"
+
+
+ROOM_CONVERSATION = "CONVREF#"
+
+
+def room_conversation(workspace_id: str, conversation_id: str) -> Key:
+    return f"{WORKSPACE}{workspace_id}", f"{ROOM_CONVERSATION}{conversation_id}"
 
 
 def conversation(conversation_id: str) -> Key:

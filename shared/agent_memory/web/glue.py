@@ -175,6 +175,9 @@ def _response(reply: Reply) -> dict[str, Any]:
     headers = {"content-type": "application/json", "cache-control": "no-store", **reply.headers}
     if reply.status == 204 or reply.body is None:
         return {"statusCode": reply.status, "headers": headers, "body": ""}
+    if isinstance(reply.body, str):
+        # A body already rendered (an export's NDJSON): its handler set its content-type.
+        return {"statusCode": reply.status, "headers": headers, "body": reply.body}
     return {"statusCode": reply.status, "headers": headers, "body": json.dumps(reply.body, ensure_ascii=False)}
 
 

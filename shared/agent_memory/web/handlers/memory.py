@@ -9,6 +9,7 @@ from ... import views
 from ...context import Context
 from ...contract import Door
 from ...inputs.memory import (
+    ExportQuery,
     MemoryDelete,
     MemoryEdit,
     MemoryGrep,
@@ -171,3 +172,21 @@ def review_version(req: Request) -> Reply:
 def _reviewed(loc: Located | None) -> Reply:
     # A rejection with no earlier version to restore deletes the document: nothing is left to show.
     return Reply(204) if loc is None else Reply(200, {"memory": views.document(loc)})
+
+
+def export_memory(req: Request) -> Reply:
+    """A door's export as NDJSON, one document a line; the next page's cursor in a header."""
+    from ...export import Exporter
+
+    cursor = parsed(req, ExportQuery, {"cursor": req.query.get("cursor")}).cursor
+    door = _door(req)
+    exporter = Exporter(services.resolver().store)
+    if door == "workspace":
+        # The room's export is for its members: the door opens with write standing.
+        page = exporter.room(_open(req, (), None, write=True), cursor)
+    else:
+        page = exporter.own(_open(req, (), None, write=False), cursor)
+    headers = {"content-type": "application/x-ndjson; charset=utf-8"}
+    if page.next_cursor:
+        headers["export-next-cursor"] = page.next_cursor
+    return Reply(200, page.ndjson(), headers)
