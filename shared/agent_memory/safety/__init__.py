@@ -1,1 +1,2 @@
-"""Content safety: pure, pattern-based checks on what is written (pii.py: personal data found and masked)."""
+"""Content safety: what every stored version is scanned for (pii.py: personal data found and masked;
+injection.py: text that resembles prompt injection)."""

@@ -1,0 +1,307 @@
+"""Prompt-injection flags: the rule set in `injection_rules.json` beside this module, and its matcher.
+
+The rules are data so that changing what is caught is a reviewed edit of one file with a version bump,
+not a code change; docs/injection-rules.md says what each rule is for. `flags(text)` answers the sorted
+ids of the rules a text triggers. It is pure: it stores nothing and never rejects anything. What a flag
+means (the version is quarantined until reviewed) is decided by whoever calls it.
+
+It runs on every write, on up to 64 KiB, so its cost must not depend on what an attacker writes:
+
+- Every quantifier in the rule set is bounded (the tests walk each pattern's parse tree to check), so a
+  failed attempt at one position reads a bounded number of characters and a scan is linear in the text.
+- Each alternative of a rule is its own compiled pattern, searched once over the text, so a scan costs
+  about the same for prose and for text built to start many matches and finish none (at most ~1 ms of
+  CPU per KiB here with the committed rules, for both; the tests print what they measure on 64 KiB).
+- The whole scan has one deadline, `SCAN_DEADLINE_SECONDS`, handed to each search as `regex`'s timeout.
+  A scan that runs out of time answers the rule set's `on_timeout` id (`scan_timeout`) beside whatever
+  it had found: a text that was not read to the end is not known to be clean, so it goes to a reviewer
+  rather than to a model. The committed rules stay far inside it; it is there for a rule added later
+  that turns out slower than it looked, or a machine far slower than expected.
+- Text that is pure ASCII (most notes) skips normalisation and the character rules, whose characters are
+  all outside ASCII. NFKC can lengthen a text (at most 6 characters per UTF-8 byte, U+FDFA); 64 KiB of
+  the worst such character scans in ~150 ms of CPU here, inside the deadline (the tests include it).
+
+Regex rules read a normalised copy of the text: default-ignorable characters (zero-width, bidi controls,
+tag characters, soft hyphens, variation selectors) are removed, then NFKC is applied, so neither a
+zero-width space inside "ignore" nor the word in fullwidth letters slips past a phrase rule. Character
+rules read the raw text, since those very characters are what they look for. Look-alike letters from
+other scripts (a Cyrillic o in "ignore") are not folded: no set of phrases is complete, and quarantine
+is a queue for a reviewer, not a proof that what passed is safe.
+
+The JSON is read once, when this module is imported (`RULESET_VERSION` needs it); patterns are compiled
+on the first call to `rules()` or `flags()`, under a lock, so a Lambda that only renders memory never
+pays for compiling them (~80 ms of CPU here). A Lambda that writes may call `rules()` while it starts, so
+the first write does not pay either.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import regex
+
+RULES_FILE = "injection_rules.json"
+# Measured: the committed rules scan 64 KiB (prose or adversarial) in 25-65 ms of one core's CPU; a 512 MB
+# Lambda has under a third of a core, so up to ~200 ms there. A second leaves room for a noisy neighbour and a
+# slower rule added later, and a write that hits it is still stored (only flagged): it never fails a write.
+SCAN_DEADLINE_SECONDS = 1.0
+
+_FLAG_BITS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE}
+_ID = regex.compile(r"[a-z][a-z0-9_]{0,63}")
+_VERSION = regex.compile(r"\d{4}-\d{2}-\d{2}\.\d{1,4}")
+_CODE_POINT = regex.compile(r"U\+([0-9A-F]{4,6})(?:\.\.U\+([0-9A-F]{4,6}))?")
+_FRAGMENT_REF = regex.compile(r"\(\?&([A-Za-z_][A-Za-z0-9_]{0,31})\)")
+_KEYS = {
+    "regex": {"id", "description", "kind", "pattern", "flags", "text"},
+    "chars": {"id", "description", "kind", "chars", "min_run"},
+}
+# Removed before the regex rules read a text: what renders as nothing can otherwise split a phrase.
+_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: its id (what a quarantine names) and the sentence a reviewer reads."""
+
+    id: str
+    description: str
+    # One compiled pattern per alternative; the rule fires when any matches. Empty only for the timeout
+    # rule, which no text matches: it is what a scan out of time answers.
+    _matchers: tuple[regex.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+    # Regex rules read the normalised text unless they ask for the raw one; character rules read the raw text.
+    _normalized: bool = field(default=False, repr=False, compare=False)
+    # False when nothing ASCII can trigger the rule, so ASCII text need not be searched for it.
+    _ascii_can_match: bool = field(default=True, repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _RuleSet:
+    version: str
+    timeout: Rule
+    fragments: Mapping[str, str]
+    specs: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    matchers: tuple[Rule, ...]
+    timeout: Rule
+    # What rules() answers, built once so every caller shares the same tuple.
+    all: tuple[Rule, ...]
+
+
+def _invalid(where: str, what: str) -> ValueError:
+    return ValueError(f"{RULES_FILE}: {where}: {what}")
+
+
+def _text(value: object, where: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _invalid(where, f"{what} must be a non-empty string")
+    return value
+
+
+def _parse(document: object) -> _RuleSet:
+    """The rule set's shape checked without compiling anything; every mistake names where it is."""
+    if not isinstance(document, dict):
+        raise _invalid("top level", "must be an object")
+    unknown = set(document) - {"about", "version", "on_timeout", "fragments", "rules"}
+    if unknown:
+        raise _invalid("top level", f"unknown keys {sorted(unknown)}")
+    _text(document.get("about"), "top level", "about")
+    version = _text(document.get("version"), "top level", "version")
+    if not _VERSION.fullmatch(version):
+        raise _invalid("top level", "version must read YYYY-MM-DD.N")
+
+    fragments = document.get("fragments", {})
+    if not isinstance(fragments, dict):
+        raise _invalid("fragments", "must be an object")
+    for name, body in fragments.items():
+        _text(body, f"fragment {name}", "its pattern")
+        if _FRAGMENT_REF.search(body):
+            # One level only: inlining stays a plain substitution that cannot loop.
+            raise _invalid(f"fragment {name}", "may not refer to another fragment")
+
+    on_timeout = document.get("on_timeout")
+    if not isinstance(on_timeout, dict) or set(on_timeout) != {"id", "description"}:
+        raise _invalid("on_timeout", "must be an object with exactly id and description")
+    timeout = Rule(
+        _rule_id(on_timeout["id"], "on_timeout"), _text(on_timeout["description"], "on_timeout", "description")
+    )
+
+    specs = document.get("rules")
+    if not isinstance(specs, list) or not specs:
+        raise _invalid("rules", "must be a non-empty list")
+    seen = {timeout.id}
+    for index, spec in enumerate(specs):
+        where = f"rules[{index}]"
+        if not isinstance(spec, dict):
+            raise _invalid(where, "must be an object")
+        rule_id = _rule_id(spec.get("id"), where)
+        where = f"rule {rule_id}"
+        if rule_id in seen:
+            raise _invalid(where, "id is used twice (the timeout id included)")
+        seen.add(rule_id)
+        _text(spec.get("description"), where, "description")
+        kind = spec.get("kind")
+        if kind not in _KEYS:
+            raise _invalid(where, f"kind must be one of {sorted(_KEYS)}")
+        unknown = set(spec) - _KEYS[kind]
+        if unknown:
+            # A misspelt "flag" would otherwise be dropped silently and change what the rule matches.
+            raise _invalid(where, f"unknown keys {sorted(unknown)} for kind {kind}")
+        if kind == "regex":
+            _alternatives(spec.get("pattern"), where)
+            flags = spec.get("flags", [])
+            if not isinstance(flags, list) or any(f not in _FLAG_BITS for f in flags):
+                raise _invalid(where, f"flags must be a list drawn from {sorted(_FLAG_BITS)}")
+            if spec.get("text", "normalized") not in ("normalized", "raw"):
+                raise _invalid(where, "text must be 'normalized' (the default) or 'raw'")
+        else:
+            _ranges(spec.get("chars"), where)
+            min_run = spec.get("min_run", 1)
+            if not isinstance(min_run, int) or isinstance(min_run, bool) or not 1 <= min_run <= 64:
+                raise _invalid(where, "min_run must be an integer from 1 to 64")
+    return _RuleSet(version, timeout, dict(fragments), tuple(specs))
+
+
+def _rule_id(value: object, where: str) -> str:
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise _invalid(where, "id must be snake_case: a lowercase letter, then up to 63 of a-z, 0-9, _")
+    return value
+
+
+def _alternatives(pattern: object, where: str) -> list[str]:
+    parts = [pattern] if isinstance(pattern, str) else pattern
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, str) and p for p in parts):
+        raise _invalid(where, "pattern must be a non-empty string or a non-empty list of them")
+    return [p for p in parts if isinstance(p, str)]
+
+
+def _ranges(chars: object, where: str) -> list[tuple[int, int]]:
+    if not isinstance(chars, list) or not chars:
+        raise _invalid(where, "chars must be a non-empty list")
+    ranges = []
+    for item in chars:
+        m = _CODE_POINT.fullmatch(item) if isinstance(item, str) else None
+        if m is None:
+            raise _invalid(where, f"{item!r} is not 'U+XXXX' or 'U+XXXX..U+YYYY'")
+        low = int(m.group(1), 16)
+        high = int(m.group(2), 16) if m.group(2) else low
+        if not low <= high <= 0x10FFFF:
+            raise _invalid(where, f"{item!r} is not an ascending range of code points")
+        ranges.append((low, high))
+    return ranges
+
+
+def _expand(pattern: str, fragments: Mapping[str, str], where: str) -> str:
+    def inline(m: Any) -> str:
+        name = m.group(1)
+        if name not in fragments:
+            raise _invalid(where, f"refers to undefined fragment {name!r}")
+        return f"(?:{fragments[name]})"
+
+    return str(_FRAGMENT_REF.sub(inline, pattern))
+
+
+def _compile(spec: Mapping[str, Any], fragments: Mapping[str, str]) -> Rule:
+    where = f"rule {spec['id']}"
+    # Compiled patterns are held here, never in `regex`'s module cache: grep purges that cache after
+    # every user pattern, and these must outlive it.
+    try:
+        if spec["kind"] == "regex":
+            flags = 0
+            for name in spec.get("flags", []):
+                flags |= _FLAG_BITS[name]
+            # Each alternative is its own pattern: joined into one, they cost the engine its fast scan for
+            # what a match must start with, and a 64 KiB scan several times longer (measured).
+            compiled = tuple(
+                regex.compile(_expand(p, fragments, where), flags, cache_pattern=False)
+                for p in _alternatives(spec["pattern"], where)
+            )
+            return Rule(spec["id"], spec["description"], compiled, spec.get("text", "normalized") == "normalized", True)
+        ranges = _ranges(spec["chars"], where)
+        members = "".join(f"\\U{low:08X}" if low == high else f"\\U{low:08X}-\\U{high:08X}" for low, high in ranges)
+        run = regex.compile(f"[{members}]{{{spec.get('min_run', 1)}}}", cache_pattern=False)
+        return Rule(spec["id"], spec["description"], (run,), False, any(low < 0x80 for low, _ in ranges))
+    except regex.error as exc:
+        raise _invalid(where, f"pattern does not compile: {exc}") from exc
+
+
+def _compile_all(ruleset: _RuleSet) -> _Compiled:
+    matchers = tuple(_compile(spec, ruleset.fragments) for spec in ruleset.specs)
+    return _Compiled(matchers, ruleset.timeout, (*matchers, ruleset.timeout))
+
+
+def _load() -> _RuleSet:
+    source = resources.files(__package__ or __name__).joinpath(RULES_FILE).read_text(encoding="utf-8")
+    return _parse(json.loads(source))
+
+
+# Read (and its shape checked) at import: a broken rule set must stop the Lambda from starting, never let
+# it write unscanned content.
+_RULESET = _load()
+RULESET_VERSION: str = _RULESET.version
+
+_lock = threading.Lock()
+_compiled: _Compiled | None = None
+
+
+def _get() -> _Compiled:
+    global _compiled
+    # Read once without the lock (an assignment of a finished object is atomic); compile under it, once.
+    ready = _compiled
+    if ready is not None:
+        return ready
+    with _lock:
+        if _compiled is None:
+            _compiled = _compile_all(_RULESET)
+        return _compiled
+
+
+def rules() -> tuple[Rule, ...]:
+    """Every id `flags` may answer, in the file's order, with the timeout rule last."""
+    return _get().all
+
+
+def flags(text: str) -> list[str]:
+    """The sorted, distinct ids of the rules `text` triggers; `[]` when it triggers none."""
+    return _scan(text, _get(), SCAN_DEADLINE_SECONDS)
+
+
+def _normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
+
+
+def _scan(text: str, compiled: _Compiled, budget: float) -> list[str]:
+    deadline = time.monotonic() + budget
+    ascii_only = text.isascii()
+    # ASCII is already NFKC and holds no default-ignorable character: no copy to make.
+    normalized = text if ascii_only else _normalize(text)
+    found: set[str] = set()
+    for rule in compiled.matchers:
+        if ascii_only and not rule._ascii_can_match:
+            continue
+        subject = normalized if rule._normalized else text
+        for matcher in rule._matchers:
+            remaining = deadline - time.monotonic()
+            # Checked here, not left to `regex`: it reads a negative timeout as "no timeout at all".
+            if remaining <= 0:
+                found.add(compiled.timeout.id)
+                return sorted(found)
+            try:
+                hit = matcher.search(subject, timeout=remaining) is not None
+            except TimeoutError:
+                found.add(compiled.timeout.id)
+                return sorted(found)
+            if hit:
+                # One alternative is enough; the rest of this rule need not be searched.
+                found.add(rule.id)
+                break
+    return sorted(found)
