@@ -47,6 +47,8 @@ _QUERY_SCHEMAS: dict[str, Json] = {
     "memory[speaker_public_id]": {"type": "string", "pattern": UUID_PATTERN},
     "skill[speaker_public_id]": {"type": "string", "pattern": UUID_PATTERN},
     "format": {"enum": list(SCHEMA_FORMATS), "default": SCHEMA_FORMATS[0]},
+    # An export's next page, exactly as its Export-Next-Cursor header gave it.
+    "cursor": {"type": "string", "maxLength": 400},
 }
 _SECURITY: dict[str, list[Json]] = {
     "read": [{"bearer": []}],
