@@ -194,7 +194,10 @@ class HistoryService:
             conv = ctx.loaded.get(ref)
             forked_at = getattr(conv, "forked_at", None)
             if conv is None or (forked_at is not None and forked_at + CLOCK_SLACK_SECONDS >= _written_at(key)):
-                return False  # a fork since the bytes were written may point at them
+                # A fork since the bytes were written may point at them. A fork marks the parent before it
+                # reads the rows it copies, so one in flight that has not marked it yet reads rows where this
+                # version is superseded already (the caller's pair was read after its successor landed).
+                return False
         low = max(0, doc.lock_version - self.kept + 1)
         others = ctx.store.list_versions(anchor, doc.rest, low, doc.lock_version, self.kept)
         return not any(v.content_key == key for v in others)

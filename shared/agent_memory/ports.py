@@ -128,8 +128,10 @@ class Store(Protocol):
         archive: bool = False,
         bump: bool = False,
         expected_context_revision: int | None = None,
+        forked_at: float | None = None,
     ) -> Conversation:
-        """Conditionally update a conversation; `bump` moves context_revision in the same request."""
+        """Conditionally update a conversation; `bump` moves context_revision in the same request;
+        `forked_at` marks it as forked from then on."""
         ...
 
     # --- documents ---

@@ -230,8 +230,9 @@ class Documents(Backend):
             steps += [("document", {"Put": {"TableName": self.table, "Item": doc_item(d, anchor)}}) for d in documents]
             entry = fork_log_item(child.public_id, [d.content_key for d in documents])
             steps.append(("forklog", {"Put": {"TableName": self.table, "Item": marshal(entry)}}))
-            # The parent remembers when it was last forked: a redaction there deletes bytes at once only
-            # when no fork since they were written can hold them (memory.py).
+            # The parent remembers when it was last forked (marked already before the rows were read,
+            # directory.py): a redaction there deletes bytes at once only when no fork since they were
+            # written can hold them (history.py).
             steps.append(
                 (
                     "parent",
