@@ -322,4 +322,8 @@ def _read_cursor(cursor: str, public_id: str) -> int:
         raise bad from None
     if pid != public_id or lock_version < 0 or check != _check(pid, lock_version):
         raise bad
+    # Base64 decoding forgives padding, stray characters and bits past the data: only the very string
+    # this listing gave out is its cursor.
+    if cursor != _cursor(pid, lock_version):
+        raise bad
     return lock_version

@@ -82,11 +82,18 @@ class Documents(Backend):
         # pointer lands, and recording it costs no request.
         if change.version is not None:
             steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(change.version)}}))
+        source = None if change.requires is None else self._source_check(change.requires)["ConditionCheck"]
         if change.prune is not None:
             key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
-            steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
-        if change.requires is not None:
-            steps.append(("source", self._source_check(change.requires)))
+            if source is not None and source["Key"] == key:
+                # A rollback to the oldest kept version prunes the very record it copies: DynamoDB takes one
+                # operation per item, so the prune's Delete carries the source's condition.
+                steps.append(("source", {"Delete": source}))
+                source = None
+            else:
+                steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
+        if source is not None:
+            steps.append(("source", {"ConditionCheck": source}))
         refusals = _commit_refusals(change, creates)
         if len(steps) == 1:
             write_one(self.ddb, steps[0], refusals)
