@@ -13,7 +13,8 @@ process's CPU time is measured too: "own cpu" does not move with the load of a s
 "sdk cpu" is botocore's own work (building, signing, parsing requests), which Lambda pays as well.
 
 Run: `.venv/bin/python -m tests.bench [--quick] [--only show,list] [--profile show]`.
-To add a verb (the memory block, fork, ...) append one `Verb` to `VERBS`.
+To add a verb (the memory block, fork, ...) append one `Verb` to `VERBS`. A target may also name the exact
+count of each operation (`Target.ops`), e.g. that a write's version record rides in its one commit.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from agent_memory.local.gateway import build_event
 from agent_memory.local.runtime import LocalService, start_local
 from agent_memory.model import Anchor, Author
 from agent_memory.store import CACHE, aws_clients, get_store
+from agent_memory.store import keys as store_keys
 
 API = "/agent_api/v1"
 OWN_TARGET_MS = 1.0
@@ -205,6 +207,8 @@ class World:
     token: str = ""
     ws: str = ""
     conv: str = ""
+    # The history verbs' documents live in a conversation of their own, so list's and grep's counts stay
+    history_conv: str = ""
     pairs: dict[str, tuple[str, int]] = field(default_factory=dict)
     counter: int = 0
     bound_anchors: int = 2  # the default roots a Human-answered conversation can use: conversation, workspace
@@ -216,6 +220,10 @@ class World:
     @property
     def ws_mem(self) -> str:
         return f"/workspaces/{self.ws}/memory"
+
+    @property
+    def history_mem(self) -> str:
+        return f"/workspaces/{self.ws}/conversations/{self.history_conv}/memory"
 
     def build(self) -> World:
         out = self.h.call(
@@ -240,6 +248,15 @@ class World:
             self.write(self.ws_mem, f"workspace/shared-{i}.md", _markdown(f"shared {i}", 40))
         self.write(self.conv_mem, "conversation/replace.md", _markdown("replace", 40))
         self.write(self.conv_mem, "conversation/counter.md", "count: 0\n" + _markdown("counter", 40))
+        # History: a document with versions to show, one to roll back and forth, one to redact from
+        self.history_conv = self.h.call(
+            Step("POST", f"/workspaces/{self.ws}/conversations", self.token, {"conversation": {}}, expect=201)
+        )["conversation"]["public_id"]
+        for k in range(3):
+            self.write(self.history_mem, HISTORY_DOC, _markdown(f"history {k}", 40))
+        for k in range(2):
+            self.write(self.history_mem, ROLLBACK_DOC, _markdown(f"rollback {k}", 40))
+        self.write(self.history_mem, REDACT_DOC, _markdown("redact", 40))
         return self
 
     def write(self, base: str, path: str, content: str) -> dict[str, Any]:
@@ -279,6 +296,16 @@ class Target:
     at_most: bool = False
     # The handler's own time a call may take (the worst-case grep searches megabytes by design).
     own_ms: float = OWN_TARGET_MS
+    # When given, every call makes exactly these operations, each this many times, and no other.
+    ops: dict[str, int] | None = None
+
+    def met(self, samples: list[Sample]) -> bool:
+        _, ddb, s3 = ops_text(samples)
+        within = (ddb <= self.dynamodb, s3 <= self.s3) if self.at_most else (ddb == self.dynamodb, s3 == self.s3)
+        ok = all(within)
+        if self.ops is not None:
+            ok &= all({op.split(":")[1]: n for op, n in s.ops.items()} == self.ops for s in samples)
+        return ok
 
 
 @dataclass(frozen=True)
@@ -360,6 +387,72 @@ def _delete(w: World, i: int) -> Step:
 
 def _show_conversation(w: World, i: int) -> Step:
     return Step("GET", f"/workspaces/{w.ws}/conversations/{w.conv}", w.token)
+
+
+# ---- history: the versions of a document, one version, rollback, redaction, promote -----------------
+
+HISTORY_DOC = "conversation/history.md"
+ROLLBACK_DOC = "conversation/rollback.md"
+REDACT_DOC = "conversation/redact.md"
+
+
+def _versions(w: World, i: int) -> Step:
+    return Step("POST", f"{w.history_mem}/versions", w.token, {"memory": {"path": HISTORY_DOC}})
+
+
+def _version_show(w: World, i: int) -> Step:
+    body = {"memory": {"path": HISTORY_DOC, "lock_version": 1}}
+    return Step("POST", f"{w.history_mem}/versions/show", w.token, body)
+
+
+def _version_change(path: str, lock_version: int, pair: tuple[str, int]) -> dict[str, Any]:
+    return {
+        "memory": {
+            "path": path,
+            "lock_version": lock_version,
+            "expected_public_id": pair[0],
+            "expected_lock_version": pair[1],
+        }
+    }
+
+
+def _rollback(w: World, i: int) -> Step:
+    # Back to the version before the current one: the document's two texts take turns
+    pid, lv = w.pairs[ROLLBACK_DOC]
+    body = _version_change(ROLLBACK_DOC, lv - 1, (pid, lv))
+    return Step("POST", f"{w.history_mem}/rollback", w.token, body, expect=201)
+
+
+def _redact(w: World, i: int) -> Step:
+    # A new version first (untimed), so the one it supersedes can be redacted; nothing else holds its bytes
+    w.write(w.history_mem, REDACT_DOC, _markdown(f"redact {i}", 40))
+    pid, lv = w.pairs[REDACT_DOC]
+    body = _version_change(REDACT_DOC, lv - 1, (pid, lv))
+    return Step("POST", f"{w.history_mem}/versions/redact", w.token, body)
+
+
+def _promotion(source: dict[str, Any], target: str) -> Callable[[World, int], Step]:
+    def prepare(w: World, i: int) -> Step:
+        pid, lv = w.pairs.get(target, (None, None))
+        body = {
+            "promote": {
+                "source": source,
+                "target_path": target,
+                "expected_public_id": pid,
+                "expected_lock_version": lv,
+            }
+        }
+        return Step("POST", f"{w.ws_mem}/promote", w.token, body, expect=201)
+
+    return prepare
+
+
+def _promote_from_conversation(w: World, i: int) -> Step:
+    source = {"conversation_public_id": w.conv, "path": "conversation/notes/topic-1.md", "lock_version": 0}
+    return _promotion(source, "workspace/promoted.md")(w, i)
+
+
+_promote_within_workspace = _promotion({"path": "workspace/shared-1.md", "lock_version": 0}, "workspace/copied.md")
 
 
 # ---- the memory block: 4 anchors x 64 documents, in a workspace of its own so the other verbs' counts
@@ -519,7 +612,8 @@ def _grep_worst_target(cold: bool) -> Target:
 
 
 _BATCH = "one BatchGetItem: token+workspace+member+conversation(+document)"
-_COMMIT = "S3 put + one DynamoDB commit (+ the batch read)"
+_COMMIT = "S3 put + one DynamoDB commit, the version record in it (+ the batch read)"
+_WRITE_OPS = {"BatchGetItem": 1, "PutObject": 1, "TransactWriteItems": 1}
 
 # ---- fork: a conversation of 64 documents of 1000 bytes, forked; each child is removed again, untimed,
 # so the table (and moto's transaction cost, which grows with it) stays the same size for every call.
@@ -556,6 +650,8 @@ def _unfork(w: World, i: int, out: dict[str, Any]) -> None:
     child = out["conversation"]["public_id"]
     anchor = f"ANCHOR#conversation#{child}"
     keys = [("CONV#" + child, "CONV"), (anchor, "#META")] + [(anchor, f"DOC#f-{k:02d}.md") for k in range(FORK_DOCS)]
+    # And the child's history: one `fork` record per copy, at the parent's lock_version (0)
+    keys += [store_keys.version(Anchor("conversation", child), f"f-{k:02d}.md", 0) for k in range(FORK_DOCS)]
     ddb = aws_clients()[0]
     table = get_store().table
     for k in range(0, len(keys), 25):
@@ -604,7 +700,7 @@ def fork_vs_copy(w: World, n: int) -> None:
             samples.append(ms(time.perf_counter_ns() - start))
     print(
         f"\nFork vs copying the content ({len(docs)} documents, {copied} bytes): a copy-on-write fork reads and "
-        f"writes 0 S3 bytes in 3 DynamoDB requests; copying instead takes {2 * len(docs)} S3 requests "
+        f"writes 0 S3 bytes in 5 DynamoDB requests; copying instead takes {2 * len(docs)} S3 requests "
         f"(get + put each, 16 in parallel) moving {2 * copied} bytes: p50 {pct(samples, 50):.2f} ms, "
         f"p99 {pct(samples, 99):.2f} ms over {n} runs, before writing any pointer row (compare 'fork 64' above)."
     )
@@ -615,9 +711,9 @@ VERBS: list[Verb] = [
     Verb(
         "show", Target(1, 0, f"{_BATCH}; content cached"), _show, cold=Target(1, 1, f"{_BATCH} + S3 get (cache empty)")
     ),
-    Verb("write (create)", Target(2, 1, _COMMIT), _create, _uncreate),
-    Verb("write (replace)", Target(2, 1, _COMMIT), _replace, lambda w, i, out: w.remember(out)),
-    Verb("edit", Target(2, 1, f"{_COMMIT}; old content cached"), _edit, _edited),
+    Verb("write (create)", Target(2, 1, _COMMIT, ops=_WRITE_OPS), _create, _uncreate),
+    Verb("write (replace)", Target(2, 1, _COMMIT, ops=_WRITE_OPS), _replace, lambda w, i, out: w.remember(out)),
+    Verb("edit", Target(2, 1, f"{_COMMIT}; old content cached", ops=_WRITE_OPS), _edit, _edited),
     Verb(
         "grep (regex)",
         Target(3, 0, "as list; contents cached"),
@@ -631,7 +727,11 @@ VERBS: list[Verb] = [
     ),
     Verb("grep (literal)", Target(3, 0, "as list; contents cached"), _grep_literal),
     Verb(GREP_WORST, _grep_worst_target(False), _grep_worst, _grep_worst_answered, cold=_grep_worst_target(True)),
-    Verb("delete", Target(2, 0, "one DynamoDB commit (+ the batch read)"), _delete),
+    Verb(
+        "delete",
+        Target(2, 0, "one DynamoDB commit (+ the batch read)", ops={"BatchGetItem": 1, "TransactWriteItems": 1}),
+        _delete,
+    ),
     Verb("show_conversation", Target(1, 0, "one BatchGetItem"), _show_conversation),
     Verb(
         "workspace show",
@@ -641,9 +741,76 @@ VERBS: list[Verb] = [
     ),
     Verb(
         FORK_VERB,
-        Target(3, 0, "batch read + one Query (parent rows) + one TransactWriteItems (child + 64 copies); 0 S3"),
+        Target(
+            5,
+            0,
+            "batch read + mark the parent forked + one Query (parent rows) + 2 transactions (64 `fork` records "
+            "+ budget; child + 64 copies); 0 S3",
+            ops={"BatchGetItem": 1, "UpdateItem": 1, "Query": 1, "TransactWriteItems": 2},
+        ),
         _fork,
         _unfork,
+    ),
+    Verb(
+        "versions",
+        Target(2, 0, "batch read + one Query", ops={"BatchGetItem": 1, "Query": 1}),
+        _versions,
+    ),
+    Verb(
+        "versions/show",
+        Target(1, 0, "one BatchGetItem (the record rides in it); content cached", ops={"BatchGetItem": 1}),
+        _version_show,
+        cold=Target(1, 1, "one BatchGetItem + S3 get (cache empty)", ops={"BatchGetItem": 1, "GetObject": 1}),
+    ),
+    Verb(
+        "rollback",
+        Target(
+            2,
+            0,
+            "batch read (+ the source record) + one commit; no S3 put; source content cached",
+            ops={"BatchGetItem": 1, "TransactWriteItems": 1},
+        ),
+        _rollback,
+        lambda w, i, out: w.remember(out),
+        cold=Target(
+            2,
+            1,
+            "as warm + S3 get of the source's text (cache empty)",
+            ops={"BatchGetItem": 1, "TransactWriteItems": 1, "GetObject": 1},
+        ),
+    ),
+    Verb(
+        "redaction",
+        Target(
+            3,
+            1,
+            "batch read + one commit + one Query (other holders) + S3 delete",
+            ops={"BatchGetItem": 1, "TransactWriteItems": 1, "Query": 1, "DeleteObject": 1},
+        ),
+        _redact,
+    ),
+    Verb(
+        "promote (conversation)",
+        Target(
+            3,
+            1,
+            "2 batch reads (source's door, the workspace) + S3 put + one commit; source content cached",
+            ops={"BatchGetItem": 2, "PutObject": 1, "TransactWriteItems": 1},
+        ),
+        _promote_from_conversation,
+        lambda w, i, out: w.remember(out),
+        cold=Target(3, 2, "as warm + S3 get of the source's text (cache empty)"),
+    ),
+    Verb(
+        "promote (workspace)",
+        Target(
+            2,
+            1,
+            "one batch read (source and target) + S3 put + one commit; source content cached",
+            ops={"BatchGetItem": 1, "PutObject": 1, "TransactWriteItems": 1},
+        ),
+        _promote_within_workspace,
+        lambda w, i, out: w.remember(out),
     ),
     Verb(
         "memory_block 4x64 16K",
@@ -732,10 +899,7 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
     all_ok = True
     for r in results:
         text, ddb, s3 = ops_text(r.samples)
-        if r.target.at_most:
-            ok = ddb <= r.target.dynamodb and s3 <= r.target.s3
-        else:
-            ok = ddb == r.target.dynamodb and s3 == r.target.s3
+        ok = r.target.met(r.samples)
         all_ok &= ok
         tgt = f"{r.target.dynamodb}+{r.target.s3}"
         print(

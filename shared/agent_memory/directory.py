@@ -263,6 +263,11 @@ class Directory:
         """
         parent_state = _state(self.resolver.conversation(presented, ws_id, conv_id, write=True))
         parent = parent_state.conversation
+        # The parent is marked forked before its rows are read: a redaction there that reads the mark keeps
+        # the bytes this fork may copy, and one that read the parent before it can only scrub a version
+        # already superseded when the rows are read, so not one this fork copies (history.py, _sole_holder).
+        now = time.time()
+        self.store.update_conversation(parent.public_id, forked_at=now)
         documents = self.store.list_documents(Anchor("conversation", parent.public_id))
         # An archived parent can still be forked: archiving freezes that conversation, not its content.
         child = Conversation(
@@ -279,7 +284,6 @@ class Directory:
         )
         # Each copy starts the child's own history with one `fork` version: the inherited pointer, with the
         # author and time of the version it copies. The parent's older versions stay the parent's.
-        now = time.time()
         child_anchor = Anchor("conversation", child.public_id)
         versions = [
             Version.of(replace(d, anchor=child_anchor), "fork", now, forked_from=parent.public_id) for d in documents

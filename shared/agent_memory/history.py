@@ -210,7 +210,10 @@ class HistoryService:
             conv = ctx.loaded.get(ref)
             forked_at = getattr(conv, "forked_at", None)
             if conv is None or (forked_at is not None and forked_at + CLOCK_SLACK_SECONDS >= _written_at(key)):
-                return False  # a fork since the bytes were written may point at them
+                # A fork since the bytes were written may point at them. A fork marks the parent before it
+                # reads the rows it copies, so one in flight that has not marked it yet reads rows where this
+                # version is superseded already (the caller's pair was read after its successor landed).
+                return False
         low = max(0, doc.lock_version - self.kept + 1)
         others = ctx.store.list_versions(anchor, doc.rest, low, doc.lock_version, self.kept)
         return not any(v.content_key == key for v in others)
@@ -435,5 +438,9 @@ def _read_cursor(cursor: str, public_id: str) -> int:
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise bad from None
     if pid != public_id or lock_version < 0 or check != _check(pid, lock_version):
+        raise bad
+    # Base64 decoding forgives padding, stray characters and bits past the data: only the very string
+    # this listing gave out is its cursor.
+    if cursor != _cursor(pid, lock_version):
         raise bad
     return lock_version

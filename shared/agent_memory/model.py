@@ -137,7 +137,8 @@ class Conversation:
     memory_context: dict[str, Any] | None = None
     answering_agent_id: str | None = None
     parent_public_id: str | None = None
-    # Epoch seconds of the last fork of this conversation that copied documents (None: never forked).
+    # Epoch seconds of the last fork of this conversation, marked before the fork reads the rows it copies
+    # (None: never forked).
     forked_at: int | None = None
 
 

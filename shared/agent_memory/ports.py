@@ -137,9 +137,11 @@ class Store(Protocol):
         archive: bool = False,
         bump: bool = False,
         expected_context_revision: int | None = None,
+        forked_at: float | None = None,
     ) -> Conversation | None:
-        """Conditionally update a conversation; `bump` moves context_revision in the same request (the
-        updated row, or None under a keyed request, whose caller knows it)."""
+        """Conditionally update a conversation; `bump` moves context_revision in the same request;
+        `forked_at` marks it as forked from then on. Answers the updated row, or None under a keyed
+        request, whose caller knows it."""
         ...
 
     # --- documents ---

@@ -1,8 +1,9 @@
 """Faults leave nothing half done: a fault at any AWS call of any verb is a clear 503, and nothing is torn.
 
-Each case is one request through the local gateway (a memory verb, or a directory write). A dry run
-records the AWS calls it makes; then, for every call position N and every kind of fault, storage is reset,
-the case's world is built again, and the request is sent with the fault injected at the N-th call by
+Each case is one request through the local gateway (a memory verb, or a directory write). Its world is
+built once and saved; a dry run records the AWS calls the request makes; then, for every call position N
+and every kind of fault, storage is put back exactly as saved (every item and object: the same world, for
+a fraction of building it again) and the request is sent with the fault injected at the N-th call by
 botocore event hooks on the very clients the gateway's handlers use (`agent_memory.store.aws_clients()`).
 The faults are what real AWS does past botocore's own retries:
 
@@ -13,11 +14,17 @@ The faults are what real AWS does past botocore's own retries:
 - `crash`: the call lands (a commit commits, an object is stored) and its answer is lost.
 
 Then: the answer is 503 `storage_busy` (throttling) or `storage_unavailable` (everything else), with
-Retry-After and no traceback; storage is consistent (every content_key names an object, every #META count
-equals its document rows, a conversation's context_revision moved exactly when its memory did); a write
-that did not land left no trace visible to readers; and the caller's retry succeeds, except after a crash
-at the commit, where the documented contract holds: the retry with the same pair is `stale_object` and a
-re-read shows the write.
+Retry-After and no traceback; storage is consistent (every content_key names an object, version records
+included, every #META count equals its document rows, a conversation's context_revision moved exactly
+when its memory did); a write that did not land left no trace visible to readers; and the caller's retry
+succeeds, except after a crash at the commit, where the documented contract holds: the retry with the same
+pair is `stale_object` and a re-read shows the write.
+
+The history verbs are cases too: rollback (the source's text fetched, then one commit that checks the
+source still holds it), redaction (one commit, then the Query and the S3 DeleteObject that free the bytes
+at once: a fault after the commit leaves the record redacted, the document intact and the object at most
+left for the sweeper, never deleted while a row or record points at it; the retry answers the redacted
+record again) and promote (the target's S3 PUT, then its commit).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -186,6 +193,8 @@ class World:
     team: tuple[str, int]
     bob: Who
     helper: Who
+    # What a case's `prepare` made: pairs and content keys its request and checks need.
+    notes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def base(self) -> str:
@@ -223,13 +232,143 @@ def _content(w: World, base: str, path: str) -> str | None:
 class Case:
     act: Callable[[World], requests.Response]
     ok: int
-    # For a write whose repeat is refused once it landed: whether its effect is visible, and that refusal
-    # (a spent pair is stale_object; a name taken by the first attempt is already_exists).
+    # For a write: whether its effect is visible, and the refusal of its repeat once it landed (a spent
+    # pair is stale_object; a name taken by the first attempt is already_exists). None: the repeat succeeds
+    # again (a redaction of a record already redacted answers that record).
     landed: Callable[[World], bool] | None = None
-    replay: str = "stale_object"
+    replay: str | None = "stale_object"
+    # Sets the case's stage on top of `build` (e.g. a second version, so there is history to act on).
+    prepare: Callable[[World], None] | None = None
+    # Holds after every send, faulted or not (e.g. the document a redaction scrubs is intact).
+    holds: Callable[[World], None] | None = None
+    # Holds after a run that went through from start to end: the dry run, and a retry of a send that left
+    # nothing behind (e.g. a redaction's bytes are gone from S3 at once).
+    clean: Callable[[World], None] | None = None
+    # A send that landed changes what the next one does (a redaction of a record already redacted stops
+    # before its commit), so past the first write each kind of fault gets a world of its own.
+    alters: bool = False
 
 
 _names = itertools.count()
+PLAN = "conversation/plan.md"
+_HISTORY = "a different text"
+
+
+def _record(w: World, lock_version: int) -> dict[str, Any]:
+    """plan.md's version record `lock_version`, as stored."""
+    ddb, _ = aws_clients()
+    pk, sk = store_keys.version(Anchor("conversation", w.conv), "plan.md", lock_version)
+    item: dict[str, Any] = ddb.get_item(
+        TableName=settings().table_name, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True
+    )["Item"]
+    return item
+
+
+def _key(w: World, lock_version: int) -> str | None:
+    """The content key plan.md's version record holds (None once redacted)."""
+    ck = _record(w, lock_version).get("content_key")
+    return None if ck is None else str(ck["S"])
+
+
+def _current(w: World) -> tuple[str, tuple[str, int]]:
+    """plan.md's text and pair, as storage holds them."""
+    CACHE.clear()
+    r = w.api.show(w.ada, w.base, PLAN)
+    assert r.status_code == 200, r.text
+    return r.json()["memory"]["content"], pair(r)
+
+
+def _second_version(w: World) -> None:
+    """plan.md gets a second version: v0 "hello world" is now history, v1 is current."""
+    r = w.api.write(w.ada, w.base, PLAN, _HISTORY, w.plan)
+    assert r.status_code == 201, r.text
+    w.plan = pair(r)
+    w.notes["k0"] = _key(w, 0)
+    CACHE.clear()
+
+
+def _shared_history(w: World) -> None:
+    """v0 and v2 share one object (v2 rolled back to v0), v3 is current: v0's bytes have another holder."""
+    _second_version(w)
+    r = _version_change(w, "rollback", 0)
+    assert r.status_code == 201, r.text
+    w.plan = pair(r)
+    r = w.api.write(w.ada, w.base, PLAN, "a third text", w.plan)
+    assert r.status_code == 201, r.text
+    w.plan = pair(r)
+    assert _key(w, 2) == w.notes["k0"]
+    CACHE.clear()
+
+
+def _version_change(w: World, verb: str, lock_version: int) -> requests.Response:
+    """A rollback (`rollback`) or redaction (`versions/redact`) of plan.md's version, holding w.plan."""
+    body = {"path": PLAN, "lock_version": lock_version, "expected_public_id": w.plan[0]}
+    body["expected_lock_version"] = w.plan[1]
+    return w.api.post(f"{w.base}/{verb}", w.ada, {"memory": body})
+
+
+def _redacted(w: World, lock_version: int) -> bool:
+    item = _record(w, lock_version)
+    return "content_key" not in item and "redacted_at" in item
+
+
+def _intact(w: World, text: str) -> None:
+    """plan.md is the document the case found: its text, at the pair the world holds."""
+    assert _current(w) == (text, w.plan)
+
+
+def _redaction_freed(w: World) -> None:
+    # Nothing else held v0's bytes: they are gone from S3 at once, the record stays and says so
+    assert w.notes["k0"] not in objects()
+    shown = w.api.post(f"{w.base}/versions/show", w.ada, {"memory": {"path": PLAN, "lock_version": 0}})
+    assert shown.status_code == 200, shown.text
+    assert (shown.json()["version"]["redacted"], shown.json()["version"]["content"]) == (True, None)
+
+
+def _redaction_kept_shared(w: World) -> None:
+    # v2 still holds v0's bytes: the object stays, and v2 reads them
+    assert w.notes["k0"] in objects() and _key(w, 2) == w.notes["k0"]
+    CACHE.clear()
+    shown = w.api.post(f"{w.base}/versions/show", w.ada, {"memory": {"path": PLAN, "lock_version": 2}})
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["version"]["content"] == "hello world"
+
+
+def _source_kept(w: World) -> None:
+    # A rollback copies its source's key and never takes it from the source
+    assert _key(w, 0) == w.notes["k0"]
+
+
+def _shared_kept(w: World) -> None:
+    _intact(w, "a third text")
+    _redaction_kept_shared(w)
+
+
+def _promote(w: World, source: dict[str, Any], target: str, expected: tuple[str, int] | None) -> requests.Response:
+    body = {
+        "source": source,
+        "target_path": target,
+        "expected_public_id": None if expected is None else expected[0],
+        "expected_lock_version": None if expected is None else expected[1],
+    }
+    return w.api.post(f"{ws_base(w.ws)}/promote", w.ada, {"promote": body})
+
+
+SKILL = "workspace/skills/howto"
+
+
+def _skill(w: World) -> None:
+    r = w.api.write(w.ada, ws_base(w.ws), SKILL, "# How to\n\nhand-written\n", description="how we work")
+    assert r.status_code == 201, r.text
+    w.notes["skill"] = pair(r)
+    CACHE.clear()
+
+
+def _skill_kept(w: World) -> None:
+    # A promote appends to a skill: its hand-written text survives, whatever the fault
+    text = _content(w, ws_base(w.ws), SKILL)
+    assert text is not None and text.startswith("# How to\n\nhand-written\n"), text
+
 
 CASES: dict[str, Case] = {
     "write_create": Case(
@@ -316,6 +455,58 @@ CASES: dict[str, Case] = {
         lambda w: w.api.post(f"/workspaces/{w.ws}/conversations/{w.conv}/executions", w.helper, {"execution": {}}),
         201,
     ),
+    # ---- history: two reads, then the changes that start from a version ----
+    "versions": Case(lambda w: w.api.post(f"{w.base}/versions", w.ada, {"memory": {"path": PLAN}}), 200),
+    "version_show": Case(
+        lambda w: w.api.post(f"{w.base}/versions/show", w.ada, {"memory": {"path": PLAN, "lock_version": 0}}), 200
+    ),
+    # v0's text back as v2: the commit checks v0 still holds its bytes, and never takes them away
+    "rollback": Case(
+        lambda w: _version_change(w, "rollback", 0),
+        201,
+        lambda w: _current(w)[0] == "hello world",
+        prepare=_second_version,
+        holds=_source_kept,
+    ),
+    # v0's bytes have no other holder: the commit, then the Query that tells so and the DeleteObject
+    "redact": Case(
+        lambda w: _version_change(w, "versions/redact", 0),
+        200,
+        lambda w: _redacted(w, 0),
+        replay=None,
+        prepare=_second_version,
+        holds=lambda w: _intact(w, _HISTORY),
+        clean=_redaction_freed,
+        alters=True,
+    ),
+    # v2 (a rollback to v0) still holds v0's bytes: the Query sees it, and nothing is deleted
+    "redact_shared": Case(
+        lambda w: _version_change(w, "versions/redact", 0),
+        200,
+        lambda w: _redacted(w, 0),
+        replay=None,
+        prepare=_shared_history,
+        holds=_shared_kept,
+        clean=_redaction_kept_shared,
+        alters=True,
+    ),
+    # A conversation's version into the workspace's document: two contexts, the source's GET, the PUT, the commit
+    "promote": Case(
+        lambda w: _promote(
+            w, {"conversation_public_id": w.conv, "path": PLAN, "lock_version": 0}, "workspace/team.md", w.team
+        ),
+        201,
+        lambda w: _content(w, ws_base(w.ws), "workspace/team.md") == "hello world",
+        holds=lambda w: _intact(w, "hello world"),
+    ),
+    # Into a skill: the skill's own text is read too, and the promoted text is appended, never clobbering it
+    "promote_skill": Case(
+        lambda w: _promote(w, {"path": "workspace/team.md", "lock_version": 0}, SKILL, w.notes["skill"]),
+        201,
+        lambda w: "the team" in (_content(w, ws_base(w.ws), SKILL) or ""),
+        prepare=_skill,
+        holds=_skill_kept,
+    ),
 }
 
 
@@ -325,13 +516,62 @@ def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(PACING, "sleep", lambda _: None)
 
 
-def dry_run(service: LocalService, case: Case) -> list[str]:
-    """The AWS calls one clean run of the case makes, in order."""
+@dataclass(frozen=True)
+class Saved:
+    """Storage as it was: every item, and every content object with its bytes."""
+
+    items: dict[tuple[str, str], dict[str, Any]]
+    objects: dict[str, bytes]
+
+
+def save() -> Saved:
+    _, s3 = aws_clients()
+    items = {(it["pk"]["S"], it["sk"]["S"]): it for it in scan()}
+    bucket = settings().bucket_name
+    return Saved(items, {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read() for k in objects()})
+
+
+def restore(saved: Saved) -> None:
+    """Storage exactly as saved: the same world (same ids, same rows), for a fraction of building it again.
+
+    Only what differs is written back. An object that exists in both is the same bytes: content keys are
+    written once. No process cache can disagree: content is cleared, execution rows are immutable.
+    """
+    ddb, s3 = aws_clients()
+    table, bucket = settings().table_name, settings().bucket_name
+    now = {(it["pk"]["S"], it["sk"]["S"]): it for it in scan()}
+    for pk, sk in now.keys() - saved.items.keys():
+        ddb.delete_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+    for key, item in saved.items.items():
+        if now.get(key) != item:
+            ddb.put_item(TableName=table, Item=item)
+    stored = objects()
+    for name in stored - saved.objects.keys():
+        s3.delete_object(Bucket=bucket, Key=name)
+    for name in saved.objects.keys() - stored:
+        s3.put_object(Bucket=bucket, Key=name, Body=saved.objects[name])
+    CACHE.clear()
+
+
+def world(service: LocalService, api: Api, case: Case) -> World:
+    """Empty storage, the usual world, and the case's own stage on top."""
     service.reset()
-    w = build(Api(service.url, service.operator_key))
+    w = build(api)
+    if case.prepare is not None:
+        case.prepare(w)
+    return w
+
+
+def dry_run(w: World, case: Case) -> list[str]:
+    """The AWS calls one clean run of the case makes, in order."""
+    CACHE.clear()
     with injected(Injector()) as inj:
         r = case.act(w)
     assert r.status_code == case.ok, r.text
+    if case.clean is not None:
+        case.clean(w)
+    if case.holds is not None:
+        case.holds(w)
     return inj.calls
 
 
@@ -350,6 +590,8 @@ def inject(w: World, case: Case, kind: str, at: int, calls: list[str]) -> str:
     assert "Traceback" not in r.text
     # Storage is consistent, and a conversation's revision moved only with its memory
     assert_consistent(before)
+    if case.holds is not None:
+        case.holds(w)
     if kind != "crash" and not wrote(calls[:at]):
         # No write went through before the fault, and no call from it on: nothing a reader sees has changed
         assert snapshot() == before, where
@@ -366,11 +608,16 @@ def retry(w: World, case: Case, where: str) -> None:
     landed = case.landed(w) if case.landed is not None else False
     CACHE.clear()
     again = case.act(w)
-    if landed:
+    if landed and case.replay is not None:
         assert code(again) == (409, case.replay), (where, again.text)
-        assert case.landed is not None and case.landed(w), where
     else:
         assert again.status_code == case.ok, (where, again.text)
+    # Either way the write is in effect now, once
+    assert case.landed is None or case.landed(w), where
+    if not landed and case.clean is not None:
+        case.clean(w)
+    if case.holds is not None:
+        case.holds(w)
     assert_consistent()
 
 
@@ -382,23 +629,27 @@ def test_a_fault_at_any_call_is_a_clear_503_and_leaves_storage_consistent(
     service: LocalService, quiet: None, name: str
 ) -> None:
     case = CASES[name]
-    calls = dry_run(service, case)
+    # One world per case, put back exactly as it was before each position's sends
+    w = world(service, Api(service.url, service.operator_key), case)
+    saved = save()
+    calls = dry_run(w, case)
     assert calls, f"{name} made no AWS call"
-    api = Api(service.url, service.operator_key)
     for at in range(len(calls)):
         # The faults that let nothing through from call `at` on, one after another on one world (each
         # must leave it as it was), then the caller's retry
-        service.reset()
-        w = build(api)
+        restore(saved)
         where = ""
         for kind in KINDS:
             if kind != "crash":
+                if case.alters and wrote(calls[:at]) and where:
+                    restore(saved)  # the last send's write went through: start again
                 where = inject(w, case, kind, at, calls)
                 if case.landed is not None and not wrote(calls[:at]):
                     assert not case.landed(w), where
+                if case.alters and case.landed is not None and "dynamodb.TransactWriteItems" in calls[:at]:
+                    assert case.landed(w), where  # the commit went through before the fault: it holds
         retry(w, case, where)
-        # A crash after call `at` went through, on a world of its own
-        service.reset()
-        w = build(api)
+        # A crash after call `at` went through, on the world as it was
+        restore(saved)
         retry(w, case, inject(w, case, "crash", at, calls))
     MATRIX[name] = calls

@@ -189,10 +189,19 @@ def test_forking_reads_no_content_and_copies_in_two_transactions(api: Api) -> No
     assert r.status_code == 201, r.text
 
     # Then S3 saw nothing, and DynamoDB saw the request's one batch read (token, workspace, membership,
-    # conversation), one Query listing the parent's rows, one transaction writing the child's first
-    # history records (with the write budget, when one is on) and one writing the child itself
+    # conversation), one update marking the parent as being forked (before its rows are read, so a redaction
+    # meanwhile keeps the bytes the copies will point at), one Query listing the parent's rows, one
+    # transaction writing the child's first history records (with the write budget, when one is on) and
+    # one writing the child itself
     assert not [op for op in seen if op.startswith("s3:")], seen
-    assert seen == Counter({"dynamodb:BatchGetItem": 1, "dynamodb:Query": 1, "dynamodb:TransactWriteItems": 2})
+    assert seen == Counter(
+        {
+            "dynamodb:BatchGetItem": 1,
+            "dynamodb:UpdateItem": 1,
+            "dynamodb:Query": 1,
+            "dynamodb:TransactWriteItems": 2,
+        }
+    )
     # And each copied document starts the child's history with exactly one record
     child = r.json()["conversation"]["public_id"]
     records = [i for i in scan_table() if i["pk"] == f"ANCHOR#conversation#{child}" and i["sk"].startswith("VER#")]

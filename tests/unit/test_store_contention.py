@@ -6,30 +6,41 @@ returns DynamoDB's exact error shapes: TransactionCanceledException with one Can
 item, or a single-request error), for every item position of every write transaction the store sends, and
 let the request through to moto once the staged faults are spent.
 
+The history's transactions are among them: a commit carrying its version record (and the record that
+falls out of retention), a rollback's commit with the ConditionCheck on its source version, a redaction,
+and a fork's two transactions (the child's `fork` version records with the write budget, then the child,
+its pointer copies and the parent's `forked_at`). A scenario whose transaction is not the first or the
+only one it sends names how many go before and after it (`AROUND`).
+
 The retry pacing's sleep is replaced (`paced`), so no test waits for real; the waits it asked for are kept.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 from agent_memory.errors import ApiError
-from agent_memory.ids import now_iso, uuid7
+from agent_memory.ids import now_iso, sha256_hex, uuid7
 from agent_memory.model import (
     Account,
     Agent,
     Anchor,
+    Author,
     Conversation,
     ConversationBump,
+    Document,
     DocumentChange,
     Human,
     Member,
     Meter,
     TokenRow,
+    Version,
+    VersionCheck,
     Workspace,
     WriteBudget,
 )
@@ -39,7 +50,7 @@ from agent_memory.store.errors import PACING
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
 
-from .test_store import conversation, create, meta_count, pointer, version
+from .test_store import conversation, meta_count, pointer
 
 CONTENTION = ["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"]
 SINGLE_CONTENTION = [
@@ -55,6 +66,51 @@ MESSAGES = {
     "RequestLimitExceeded": "Throughput exceeds the current throughput limit for your account.",
     "ConditionalCheckFailed": "The conditional request failed",
 }
+
+
+AUTHOR = Author("human", uuid7(), "test")
+
+# `version` and `create` are this module's own: test_store.py's still give a Document its author as a
+# string, which the Author model (with the version records) no longer is.
+
+
+def version(
+    store: DynamoStore, anchor: Anchor, rest: str, text: str, public_id: str | None = None, lock_version: int = 0
+) -> Document:
+    """A new immutable content version in S3 and the pointer row that would reference it."""
+    public_id = public_id or uuid7()
+    key = f"content/{public_id}/{uuid7()}"
+    store.put_content(key, text)
+    data = text.encode()
+    return Document(anchor, rest, public_id, lock_version, len(data), sha256_hex(data), None, now_iso(), key, AUTHOR)
+
+
+def create(
+    store: DynamoStore, anchor: Anchor, rest: str, text: str = "x", bump: ConversationBump | None = None
+) -> Document:
+    doc = version(store, anchor, rest, text)
+    store.commit(DocumentChange(anchor, rest, None, doc, bump))
+    return doc
+
+
+def recorded(doc: Document, operation: Any = "write", **extra: Any) -> Version:
+    """The history record of the version `doc` points at, as a commit carries it."""
+    return Version.of(doc, operation, time.time(), **extra)
+
+
+def history(store: DynamoStore, anchor: Anchor, rest: str = "a.md") -> tuple[Document, Document]:
+    """A document written twice through commits that record their versions: (v0, v1), v1 current."""
+    v0 = version(store, anchor, rest, "first")
+    store.commit(DocumentChange(anchor, rest, None, v0, version=recorded(v0)))
+    v1 = version(store, anchor, rest, "second", v0.public_id, 1)
+    store.commit(DocumentChange(anchor, rest, (v0.public_id, 0), v1, version=recorded(v1)))
+    return v0, v1
+
+
+def record(store: DynamoStore, anchor: Anchor, rest: str, lock_version: int) -> Version | None:
+    ref = Ref.version(anchor, rest, lock_version)
+    found: Version | None = store.get_many([ref])[ref]
+    return found
 
 
 @pytest.fixture
@@ -98,17 +154,19 @@ class Stage:
         self.sent: list[Sent] = []
         self.answer: Callable[[int], tuple[AWSResponse, dict[str, Any]]] | None = None
         self.times = 0
+        self.skip = 0
 
     def __call__(self, params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
         body = json.loads(params["body"])
         self.sent.append(Sent(len(body.get("TransactItems", [None])), body.get("ClientRequestToken")))
-        if self.answer is not None and len(self.sent) <= self.times:
+        if self.answer is not None and self.skip < len(self.sent) <= self.skip + self.times:
             return self.answer(self.sent[-1].items)
         return None
 
-    def arm(self, answer: Callable[[int], tuple[AWSResponse, dict[str, Any]]], times: int) -> None:
+    def arm(self, answer: Callable[[int], tuple[AWSResponse, dict[str, Any]]], times: int, skip: int = 0) -> None:
+        """Answer `times` sends with `answer`, after letting the first `skip` through."""
         self.sent.clear()
-        self.answer, self.times = answer, times
+        self.answer, self.times, self.skip = answer, times, skip
 
 
 @pytest.fixture
@@ -166,20 +224,119 @@ def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: s
     return lambda: store.commit(change), check, refusals
 
 
-def _fork(store: DynamoStore, documents: int) -> Scenario:
+def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bool = False) -> Scenario:
+    """A fork: the child's `fork` version records (with the budget's meters) in a first transaction, then
+    the child, its copies, the fork log and the parent's `forked_at`. `first`: the refusals are the first
+    transaction's, else the main one's."""
     parent = conversation(store)
     anchor = Anchor("conversation", parent.public_id)
     docs = [create(store, anchor, f"d{i}.md") for i in range(documents)]
-    child = Conversation(uuid7(), parent.workspace_id, parent.account_id, parent.created_by, now_iso())
+    child = Conversation(
+        uuid7(), parent.workspace_id, parent.account_id, parent.created_by, now_iso(), parent_public_id=parent.public_id
+    )
+    child_anchor = Anchor("conversation", child.public_id)
+    now = time.time()
+    versions = [Version.of(replace(d, anchor=child_anchor), "fork", now, forked_from=parent.public_id) for d in docs]
+    w = WriteBudget((Meter("principal", uuid7(), 100),)) if budget else None
 
     def check() -> None:
         assert store.get(Ref.conversation(child.public_id)) == child
-        copies = store.list_documents(Anchor("conversation", child.public_id))
+        copies = store.list_documents(child_anchor)
         assert [d.content_key for d in copies] == [d.content_key for d in docs]
-        assert meta_count(store, Anchor("conversation", child.public_id)) == (documents or None)
+        assert meta_count(store, child_anchor) == (documents or None)
+        # The child's history starts at the inherited versions, and the parent knows it was forked
+        for d in docs:
+            got = record(store, child_anchor, d.rest, d.lock_version)
+            assert got is not None and (got.operation, got.content_key) == ("fork", d.content_key)
+        forked_at = store.get(Ref.conversation(parent.public_id)).forked_at
+        assert forked_at == (int(now) if documents else None)
 
-    refusals: list[str | None] = ["already_exists"] + [None] * ((documents + 2) if documents else 0)
-    return lambda: store.fork_conversation(child, docs), check, refusals
+    refusals: list[str | None]
+    if first:
+        refusals = [*(["rate_limited"] * len(w.meters if w else ())), *([None] * documents)]
+    else:
+        refusals = ["already_exists", *([None] * (documents + 2) + ["not_found"] if documents else [])]
+    return lambda: store.fork_conversation(child, docs, versions, w, now), check, refusals
+
+
+def _rollback(store: DynamoStore, *, bump: bool, budget: bool) -> Scenario:
+    """A rollback of v1 to v0: the pointer to v0's object, its record, and the check that v0 still holds it."""
+    conv = conversation(store)
+    anchor = Anchor("conversation", conv.public_id) if bump else Anchor("workspace", conv.workspace_id)
+    v0, v1 = history(store, anchor)
+    restored = replace(v0, lock_version=2, written_at=now_iso())
+    change = DocumentChange(
+        anchor,
+        "a.md",
+        (v1.public_id, 1),
+        restored,
+        ConversationBump(conv.public_id) if bump else None,
+        WriteBudget((Meter("principal", uuid7(), 100),)) if budget else None,
+        version=recorded(restored, "rollback", rolled_back_from=0),
+        requires=VersionCheck(anchor, "a.md", v0.public_id, 0),
+    )
+    revision = store.get(Ref.conversation(conv.public_id)).context_revision
+
+    def check() -> None:
+        assert pointer(store, anchor, "a.md") == restored
+        got = record(store, anchor, "a.md", 2)
+        assert got is not None and (got.operation, got.rolled_back_from, got.content_key) == (
+            "rollback",
+            0,
+            v0.content_key,
+        )
+        source = record(store, anchor, "a.md", 0)
+        assert source is not None and source.content_key == v0.content_key
+        assert store.get(Ref.conversation(conv.public_id)).context_revision == revision + (1 if bump else 0)
+
+    # A synthetic cancellation carries no old item: a failed source check then reads as a record that is
+    # not this document's (the redacted case, with its old item, is test_a_rollback_whose_source_...)
+    refusals: list[str | None] = ["stale_object"]
+    if bump:
+        refusals.append("not_found")
+    if budget:
+        refusals.append("rate_limited")
+    refusals += [None, "memory_version_not_found"]
+    return lambda: store.commit(change), check, refusals
+
+
+def _retention(store: DynamoStore) -> Scenario:
+    """A replace at the retention bound: the new record in, the oldest kept record out, in one commit."""
+    conv = conversation(store)
+    anchor = Anchor("workspace", conv.workspace_id)
+    v0, v1 = history(store, anchor)
+    v2 = version(store, anchor, "a.md", "third", v0.public_id, 2)
+    change = DocumentChange(anchor, "a.md", (v1.public_id, 1), v2, version=recorded(v2), prune=0)
+
+    def check() -> None:
+        assert pointer(store, anchor, "a.md") == v2
+        assert record(store, anchor, "a.md", 0) is None
+        assert [r is not None for r in (record(store, anchor, "a.md", 1), record(store, anchor, "a.md", 2))] == [
+            True,
+            True,
+        ]
+
+    return lambda: store.commit(change), check, ["stale_object", None, None]
+
+
+def _redaction(store: DynamoStore, *, budget: bool) -> Scenario:
+    """A redaction of v0 while the document holds v1: the pair checked, the record scrubbed, the budget spent."""
+    conv = conversation(store)
+    anchor = Anchor("conversation", conv.public_id)
+    v0, v1 = history(store, anchor)
+    target = record(store, anchor, "a.md", 0)
+    assert target is not None
+    w = WriteBudget((Meter("principal", uuid7(), 100),)) if budget else None
+    at = now_iso()
+
+    def check() -> None:
+        got = record(store, anchor, "a.md", 0)
+        assert got is not None and (got.content_key, got.redacted_at, got.sha256) == (None, at, v0.sha256)
+        assert got.redacted_by == AUTHOR
+        assert pointer(store, anchor, "a.md") == v1
+
+    refusals: list[str | None] = ["stale_object", "memory_version_not_found", *(["rate_limited"] if budget else [])]
+    return lambda: store.redact_version(target, (v1.public_id, 1), AUTHOR, at, w), check, refusals
 
 
 def _account(store: DynamoStore) -> Scenario:
@@ -251,7 +408,13 @@ SCENARIOS: dict[str, Callable[[DynamoStore], Scenario]] = {
     "delete": lambda s: _commit(s, verb="delete", bump=False, budget=False),
     "delete+bump+budget": lambda s: _commit(s, verb="delete", bump=True, budget=True),
     "fork": lambda s: _fork(s, 2),
+    "fork-versions+budget": lambda s: _fork(s, 2, budget=True, first=True),
     "fork-empty": lambda s: _fork(s, 0),
+    "replace+version+prune": _retention,
+    "rollback": lambda s: _rollback(s, bump=False, budget=False),
+    "rollback+bump+budget": lambda s: _rollback(s, bump=True, budget=True),
+    "redaction": lambda s: _redaction(s, budget=False),
+    "redaction+budget": lambda s: _redaction(s, budget=True),
     "account": _account,
     "human": _human,
     "workspace": _workspace,
@@ -270,8 +433,14 @@ ITEMS = {
     "replace+bump+budget": 3,
     "delete": 2,
     "delete+bump+budget": 4,
-    "fork": 5,
+    "fork": 6,
+    "fork-versions+budget": 3,
     "fork-empty": 1,
+    "replace+version+prune": 3,
+    "rollback": 3,
+    "rollback+bump+budget": 5,
+    "redaction": 2,
+    "redaction+budget": 3,
     "account": 3,
     "human": 2,
     "workspace": 2,
@@ -281,6 +450,8 @@ ITEMS = {
     "rotation": 3,
 }
 POSITIONS = [(name, i) for name, n in ITEMS.items() for i in range(n)]
+# (transactions sent before, after) the one whose items ITEMS counts, for scenarios that send more than one
+AROUND = {"fork": (1, 0), "fork-versions+budget": (0, 1)}
 
 
 def _one(code: str, position: int) -> Callable[[int], tuple[AWSResponse, dict[str, Any]]]:
@@ -298,12 +469,13 @@ def test_contention_on_any_item_is_retried_and_the_write_lands_once(
 ) -> None:
     # Given a write transaction whose item `position` is contended for its first two sends
     write, check, _ = SCENARIOS[scenario](store)
+    before, after = AROUND.get(scenario, (0, 0))
     tx = stage("TransactWriteItems")
-    tx.arm(_one(code, position), times=2)
+    tx.arm(_one(code, position), times=2, skip=before)
     # When it is sent, then it is retried until it commits: 3 sends, 2 backoff waits, and it landed once
     write()
-    assert len(tx.sent) == 3
-    assert [s.items for s in tx.sent] == [ITEMS[scenario]] * 3
+    assert len(tx.sent) == before + 3 + after
+    assert [s.items for s in tx.sent[before : before + 3]] == [ITEMS[scenario]] * 3
     assert len(paced) == 2
     check()
 
@@ -314,15 +486,16 @@ def test_contention_that_never_clears_is_storage_busy_after_three_retries(
 ) -> None:
     # Given a write transaction whose item `position` stays contended (each position gets one of the codes)
     write, _, _ = SCENARIOS[scenario](store)
+    before, _ = AROUND.get(scenario, (0, 0))
     code = CONTENTION[(position + len(scenario)) % len(CONTENTION)]
     tx = stage("TransactWriteItems")
-    tx.arm(_one(code, position), times=1000)
+    tx.arm(_one(code, position), times=1000, skip=before)
     # When it is sent, then after 1 send and 3 retries it is 503 storage_busy, asking for a wait
     with pytest.raises(ApiError) as info:
         write()
     assert (info.value.code, info.value.status) == ("storage_busy", 503)
     assert info.value.details["retry_after_seconds"] == 1
-    assert len(tx.sent) == 4
+    assert len(tx.sent) == before + 4
     # And the waits are full-jitter exponential (shown at the largest jitter): 50, 100, 200 ms
     assert paced == [0.05, 0.1, 0.2]
 
@@ -344,13 +517,14 @@ def test_a_failed_condition_on_an_item_is_that_items_refusal_and_is_not_retried(
         codes[(position + 1) % n] = other if n > 1 else "ConditionalCheckFailed"
         return cancellation(codes)
 
+    before, _ = AROUND.get(scenario, (0, 0))
     tx = stage("TransactWriteItems")
-    tx.arm(answer, times=1000)
+    tx.arm(answer, times=1000, skip=before)
     # Then the refusal is that item's, sent once: a refusal is an answer, not contention
     with pytest.raises(ApiError) as info:
         write()
     assert info.value.code == expected
-    assert len(tx.sent) == 1 and paced == []
+    assert len(tx.sent) == before + 1 and paced == []
 
 
 def test_every_transaction_carries_a_request_token_stable_across_retries_and_new_per_request(
@@ -360,15 +534,68 @@ def test_every_transaction_carries_a_request_token_stable_across_retries_and_new
     tx = stage("TransactWriteItems")
     for name, make in SCENARIOS.items():
         write, _, _ = make(store)
-        tx.arm(_one("TransactionConflict", 0), times=2)
+        before, after = AROUND.get(name, (0, 0))
+        tx.arm(_one("TransactionConflict", 0), times=2, skip=before)
         write()
-        sent = {s.token for s in tx.sent}
-        assert len(tx.sent) == 3
-        (token,) = sent  # the same token on every send of one write
+        assert len(tx.sent) == before + 3 + after
+        (token,) = {s.token for s in tx.sent[before : before + 3]}  # the same token on every send of one write
         assert token is not None and 0 < len(token) <= 36
-        tokens[name] = sent
+        tokens[name] = {s.token for s in tx.sent}
+        # A scenario's other transactions are writes of their own, each with its own token
+        assert len(tokens[name]) == before + 1 + after
     # And no two writes share one
-    assert len(set().union(*tokens.values())) == len(SCENARIOS)
+    assert len(set().union(*tokens.values())) == sum(len(t) for t in tokens.values())
+
+
+def _prepared_rollback(store: DynamoStore) -> tuple[Conversation, Anchor, Document, Document, DocumentChange]:
+    conv = conversation(store)
+    anchor = Anchor("conversation", conv.public_id)
+    v0, v1 = history(store, anchor)
+    restored = replace(v0, lock_version=2, written_at=now_iso())
+    change = DocumentChange(
+        anchor,
+        "a.md",
+        (v1.public_id, 1),
+        restored,
+        ConversationBump(conv.public_id),
+        version=recorded(restored, "rollback", rolled_back_from=0),
+        requires=VersionCheck(anchor, "a.md", v0.public_id, 0),
+    )
+    return conv, anchor, v0, v1, change
+
+
+def test_a_rollback_whose_source_was_redacted_before_it_committed_is_refused_and_changes_nothing(
+    store: DynamoStore,
+) -> None:
+    # Given a rollback of v1 to v0, prepared, and a redaction of v0 that commits first (same pair)
+    conv, anchor, _, v1, change = _prepared_rollback(store)
+    source = record(store, anchor, "a.md", 0)
+    assert source is not None
+    store.redact_version(source, (v1.public_id, 1), AUTHOR, now_iso(), None)
+    # When the rollback commits, then its source check refuses it as the redaction it is (DynamoDB's old
+    # item tells a redacted record from a missing one), and nothing moved
+    with pytest.raises(ApiError) as info:
+        store.commit(change)
+    assert info.value.code == "memory_version_redacted"
+    assert pointer(store, anchor, "a.md") == v1
+    assert record(store, anchor, "a.md", 2) is None
+    assert store.get(Ref.conversation(conv.public_id)).context_revision == 0
+
+
+def test_a_redaction_after_a_rollback_of_its_pair_is_stale_and_keeps_the_record(store: DynamoStore) -> None:
+    # Given a rollback of v1 to v0 that commits first, and a redaction of v0 holding the same pair
+    _, anchor, v0, v1, change = _prepared_rollback(store)
+    source = record(store, anchor, "a.md", 0)
+    assert source is not None
+    store.commit(change)
+    # Then the redaction is stale and v0 keeps its bytes, which the current version now points at too
+    with pytest.raises(ApiError) as info:
+        store.redact_version(source, (v1.public_id, 1), AUTHOR, now_iso(), None)
+    assert info.value.code == "stale_object"
+    kept = record(store, anchor, "a.md", 0)
+    assert kept is not None and kept.content_key == v0.content_key and kept.redacted_at is None
+    current = pointer(store, anchor, "a.md")
+    assert current is not None and current.content_key == v0.content_key
 
 
 def test_a_commit_whose_answer_was_lost_is_answered_as_the_commit(store: DynamoStore) -> None:

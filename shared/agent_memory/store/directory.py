@@ -219,13 +219,19 @@ class DirectoryWrites(Backend):
         archive: bool = False,
         bump: bool = False,
         expected_context_revision: int | None = None,
+        forked_at: float | None = None,
     ) -> Conversation | None:
-        """Conditionally update a conversation; `bump` moves context_revision in the same request. Answers
+        """Conditionally update a conversation; `bump` moves context_revision in the same request;
+        `forked_at` marks it as forked from then on (a fork, before it reads the rows it copies). Answers
         the updated row, or None under a keyed request (whose caller settled its answer already)."""
         sets: list[str] = []
         names = {"#pk": "pk"}
         values: dict[str, Any] = {}
         cond = ["attribute_exists(#pk)"]
+        if forked_at is not None:
+            sets.append("#fa = :fa")
+            names["#fa"] = "forked_at"
+            values[":fa"] = {"N": str(int(forked_at))}
         if set_memory_context:
             sets += ["#mc = :mc", "#hmc = :hmc"]
             names |= {"#mc": "memory_context", "#hmc": "has_memory_context", "#ar": "archived"}

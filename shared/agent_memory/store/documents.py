@@ -82,12 +82,25 @@ class Documents(Backend):
         # pointer lands, and recording it costs no request.
         if change.version is not None:
             steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(change.version)}}))
+        source = None if change.requires is None else self._source_check(change.requires)["ConditionCheck"]
         if change.prune is not None:
             key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
-            steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
-        if change.requires is not None:
-            steps.append(("source", self._source_check(change.requires)))
-        steps += [("verdict", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in change.also]
+            if source is not None and source["Key"] == key:
+                # A rollback to the oldest kept version prunes the very record it copies: DynamoDB takes one
+                # operation per item, so the prune's Delete carries the source's condition.
+                steps.append(("source", {"Delete": source}))
+                source = None
+            else:
+                steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
+        if source is not None:
+            steps.append(("source", {"ConditionCheck": source}))
+        pruned = None if change.prune is None else keys.version(change.anchor, change.rest, change.prune)
+        steps += [
+            ("verdict", {"Put": {"TableName": self.table, "Item": version_item(v)}})
+            for v in change.also
+            # A record leaving the retention bound in this commit needs no verdict: it is gone.
+            if keys.version(v.anchor, v.rest, v.lock_version) != pruned
+        ]
         refusals = _commit_refusals(change, creates)
         if len(steps) == 1:
             write_one(self.ddb, steps[0], refusals)
@@ -233,8 +246,9 @@ class Documents(Backend):
             steps += [("document", {"Put": {"TableName": self.table, "Item": doc_item(d, anchor)}}) for d in documents]
             entry = fork_log_item(child.public_id, [d.content_key for d in documents])
             steps.append(("forklog", {"Put": {"TableName": self.table, "Item": marshal(entry)}}))
-            # The parent remembers when it was last forked: a redaction there deletes bytes at once only
-            # when no fork since they were written can hold them (memory.py).
+            # The parent remembers when it was last forked (marked already before the rows were read,
+            # directory.py): a redaction there deletes bytes at once only when no fork since they were
+            # written can hold them (history.py).
             steps.append(
                 (
                     "parent",
