@@ -16,9 +16,10 @@ from agent_memory.ids import uuid7
 from agent_memory.model import Anchor, DocumentChange
 from agent_memory.ports import Ref
 from agent_memory.store import DynamoStore
+from agent_memory.store.errors import PACING
 
 from .test_store import pointer, version
-from .test_store_contention import PACING, Stage, cancellation, paced, stage  # noqa: F401
+from .test_store_contention import Stage, cancellation, paced, stage  # noqa: F401
 
 ANSWER = Answer(201, {"memory": {"path": "conversation/a.md"}})
 
