@@ -96,3 +96,11 @@ def version_redacted(lock_version: int) -> ApiError:
         "memory_version_redacted",
         f"Version {lock_version} was redacted: its text is gone, so it cannot be restored or promoted.",
     )
+
+
+def quarantined(path: str) -> ApiError:
+    return ApiError(
+        "memory_quarantined",
+        f"{path} holds a version that resembles prompt injection and is waiting for a person to review it, "
+        "so it is not shown to a model.",
+    )

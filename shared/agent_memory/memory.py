@@ -271,7 +271,8 @@ class MemoryService:
         # The immutable version is stored before the pointer commits; a refused commit leaves at most an
         # unreferenced object for the sweeper, never a visible change.
         ctx.store.put_content(content_key, text)
-        pii, quarantine = scan(text)
+        # A skill's description is read by models too (the skills catalog), so it is scanned with the text.
+        pii, quarantine = scan(text if description is None else f"{description}\n{text}")
         return Document(
             anchor=anchor,
             rest=mp.rest,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .context import Context, Source
-from .errors import ApiError
+from .errors import ApiError, quarantined
 from .model import Document
 from .paths import SKILL_NAME_MAX, valid_skill_name
 from .ports import Ref
@@ -76,6 +76,9 @@ class SkillService:
                 name = _skill_name_of(doc.rest)
                 if name is not None and name not in chosen:
                     chosen[name] = Skill(name, f"{src.name}/{doc.rest}", doc)
+        # The catalog is what a model is told it may load: a quarantined skill (its text or its description
+        # resembles prompt injection) waits for review outside it, and does not let a lower source win.
+        chosen = {name: skill for name, skill in chosen.items() if not skill.document.hidden_from_models}
         return [chosen[name] for name in sorted(chosen)]
 
     def resolve(self, ctx: Context, name: str) -> Skill:
@@ -96,4 +99,7 @@ class SkillService:
 
     def load(self, ctx: Context, name: str) -> Skill:
         skill = self.resolve(ctx, name)
+        if skill.document.hidden_from_models:
+            # Refused before its text is fetched: loading a skill is how a model reads it.
+            raise quarantined(skill.path)
         return Skill(skill.name, skill.path, skill.document, ctx.store.read_content(skill.document.content_key))

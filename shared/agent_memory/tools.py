@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from . import views
 from .context import Context
 from .contract import TOOL_NAMES
-from .errors import ApiError
+from .errors import ApiError, quarantined
 from .history import HistoryService
 from .idempotency import adapting
 from .ids import PresentedToken, is_uuid
@@ -131,14 +131,6 @@ def _ls(run: ToolRunner, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
     return "\n".join(lines), {"memory": views.listing(rows), "roots": roots}
 
 
-def _quarantined(path: str) -> ApiError:
-    return ApiError(
-        "memory_quarantined",
-        f"{path} holds a version that resembles prompt injection and is waiting for a person to review it, "
-        "so it is not shown to you.",
-    )
-
-
 def _read(run: ToolRunner, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any]:
     _gate(ctx)
     mp = parse_document_path(inp.path)
@@ -146,7 +138,7 @@ def _read(run: ToolRunner, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any
     current = ctx.document(src, mp.rest)
     # Refused before any content is fetched: quarantined text never reaches a model, not even in part.
     if current is not None and current.hidden_from_models:
-        raise _quarantined(mp.logical)
+        raise quarantined(mp.logical)
     loc = run.memory.show(ctx, mp)
     d = loc.document
     head = f"{loc.path} ({d.bytesize} bytes, written {d.written_at}). To change it, pass {_version(loc)}."
@@ -218,8 +210,6 @@ def _answering(tool: str, said: Callable[[Any], tuple[str, Any]]) -> AbstractCon
 
 def _skill(run: ToolRunner, ctx: Context, inp: SkillInput) -> tuple[str, Any]:
     s = run.skills.load(ctx, inp.name)
-    if s.document.hidden_from_models:
-        raise _quarantined(s.path)
     return f"Skill {s.name} ({s.path}): {s.document.description}\n\n{s.content}", views.skill(s)
 
 
