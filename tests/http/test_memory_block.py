@@ -75,7 +75,7 @@ def test_documents_render_newest_first_with_their_content(five: Five) -> None:
     newest = sorted(docs, key=lambda d: (d["written_at"], [-ord(c) for c in d["path"]]), reverse=True)
     assert [d["path"] for d in b["included"]] == [d["path"] for d in newest]
     assert b["included"][0] == {
-        k: newest[0][k] for k in ("path", "public_id", "lock_version", "bytesize", "written_at")
+        k: newest[0][k] for k in ("path", "public_id", "lock_version", "bytesize", "written_at", "pii")
     }
     assert b["omitted"] == []
     assert b["used_bytes"] == sum(cost(d) for d in docs)
@@ -107,8 +107,8 @@ def test_the_walk_stops_at_the_first_document_that_does_not_fit(five: Five) -> N
     # Then only the newest renders: the old small one is not pulled past the big one, and both are named
     assert [d["path"] for d in b["included"]] == ["agent/new.md"]
     assert b["omitted"] == [
-        {"path": "workspace/big.md", "bytesize": 4000, "written_at": big["written_at"]},
-        {"path": "conversation/old.md", "bytesize": 10, "written_at": old["written_at"]},
+        {"path": "workspace/big.md", "bytesize": 4000, "written_at": big["written_at"], "pii": []},
+        {"path": "conversation/old.md", "bytesize": 10, "written_at": old["written_at"], "pii": []},
     ]
     assert b["used_bytes"] == cost(new) <= budget
     assert "n" * 10 in b["text"] and "b" * 4000 not in b["text"] and "o" * 10 not in b["text"]
