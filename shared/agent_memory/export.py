@@ -18,8 +18,9 @@ from typing import Any
 from . import views
 from .context import Context
 from .errors import ApiError
+from .ids import is_uuid
 from .model import Anchor, Document
-from .ports import Store
+from .ports import Ref, Store
 
 # One page stops before it passes either bound (a Lambda answers at most 6 MB).
 EXPORT_PAGE_BYTES = 3 * 1024 * 1024
@@ -70,7 +71,8 @@ def _line(scope: str, owner: str, root: str, doc: Document, text: str | None) ->
         "lock_version": doc.lock_version,
         "written_at": doc.written_at,
         "written_by": views.author(doc.author),
-        "description": doc.description,
+        # A skill's description is the writer's text as much as its content is: masked the same way.
+        "description": None if doc.description is None else mask(doc.description),
         "pii": list(doc.pii),
         "quarantine": views.quarantine(doc.quarantine),
         # None when the content object is missing from storage (the document is still named).
@@ -119,6 +121,14 @@ class Exporter:
         if start is None or start.anchor == "workspace":
             anchors.append(("workspace", ws.public_id, "workspace", Anchor("workspace", ws.public_id)))
         else:
+            # The cursor is the caller's to send back, so it is not trusted to name this room's conversation:
+            # one read confirms it does, or an edited cursor would export any conversation's memory.
+            ref = Ref.conversation(start.anchor)
+            if is_uuid(start.anchor):
+                ctx.fetch([ref])
+            conv = ctx.loaded.get(ref)
+            if conv is None or conv.workspace_id != ws.public_id:
+                raise ApiError("parameter_invalid", "cursor is not one this workspace's export answered.")
             # Resume inside that conversation, then go on with the ones after it.
             anchors.append(("conversation", start.anchor, "conversation", Anchor("conversation", start.anchor)))
             after_conv = start.anchor

@@ -162,13 +162,19 @@ def _write(run: ToolRunner, ctx: Context, inp: MemoryWriteInput) -> tuple[str, A
 def _edit(run: ToolRunner, ctx: Context, inp: MemoryEditInput) -> tuple[str, Any]:
     _gate(ctx)
     _reserved(inp.path)
+    mp = parse_document_path(inp.path)
+    current = ctx.document(ctx.source(mp), mp.rest)
+    # An edit answers the whole edited text, and whether old_text occurs in it: both would show the model
+    # what quarantine keeps from it.
+    if current is not None and current.hidden_from_models:
+        raise _quarantined(mp.logical)
 
     def said(loc: Located) -> tuple[str, Any]:
         size = loc.document.bytesize
         return f"Edited {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
 
     with _answering("memory_edit", said):
-        loc = run.memory.edit(ctx, parse_document_path(inp.path), inp.old_text, inp.new_text, inp.expected)
+        loc = run.memory.edit(ctx, mp, inp.old_text, inp.new_text, inp.expected)
     return said(loc)
 
 
