@@ -306,6 +306,7 @@ class MemoryClient:
         query: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         read_only: bool | None = None,
+        ndjson: bool = False,
     ) -> Any:
         """Call a route of `ROUTES` by name; returns the decoded JSON body (None for 204)."""
         spec = contract.BY_NAME[route]
@@ -319,7 +320,9 @@ class MemoryClient:
             headers = dict(headers or {})
             headers.setdefault("Idempotency-Key", str(uuid.uuid4()))
             keyed = True
-        return self.request(spec.method, path, body, query=query, headers=headers, read_only=read_only, keyed=keyed)
+        return self.request(
+            spec.method, path, body, query=query, headers=headers, read_only=read_only, keyed=keyed, ndjson=ndjson
+        )
 
     def request(
         self,
@@ -331,6 +334,7 @@ class MemoryClient:
         headers: Mapping[str, str] | None = None,
         read_only: bool = False,
         keyed: bool = False,
+        ndjson: bool = False,
     ) -> Any:
         """Send one request. Only `read_only` requests and `keyed` ones (mutations carrying an
         Idempotency-Key, which the service answers once) are ever sent more than once."""
@@ -349,6 +353,10 @@ class MemoryClient:
             req = urllib.request.Request(url, data=data, headers=h, method=method)
             try:
                 with self._opener.open(req, timeout=self.timeout) as resp:
+                    if ndjson:
+                        # An export: one JSON object a line, and where the next page starts in a header.
+                        lines = [json.loads(line) for line in resp.read().decode("utf-8").splitlines() if line]
+                        return lines, resp.headers.get("Export-Next-Cursor")
                     return _decode(resp.status, resp.read())
             except urllib.error.HTTPError as err:
                 status, wait = err.code, err.headers.get("Retry-After")
@@ -581,6 +589,21 @@ class MemoryClient:
             }
         }
         return _dict(self.call("workspace_memory_promote", {"workspace_public_id": workspace}, body)["memory"])
+
+    def export_workspace(self, workspace: str, *, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the room's export (its workspace/ and conversation/ documents, PII masked), and the
+        cursor of the next page (None after the last)."""
+        query = {"cursor": cursor} if cursor else None
+        out: tuple[list[dict[str, Any]], str | None] = self.call(
+            "workspace_memory_export", {"workspace_public_id": workspace}, query=query, ndjson=True
+        )
+        return out
+
+    def export_own(self, *, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the caller's own user/ (or agent/) documents, PII masked, and the next cursor."""
+        query = {"cursor": cursor} if cursor else None
+        out: tuple[list[dict[str, Any]], str | None] = self.call("profile_memory_export", {}, query=query, ndjson=True)
+        return out
 
     def conversation_memory(self, workspace: str, conversation: str) -> MemoryDoor:
         """The conversation's effective bindings; writes bump its context_revision."""

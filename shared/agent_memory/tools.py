@@ -167,7 +167,7 @@ def _edit(run: ToolRunner, ctx: Context, inp: MemoryEditInput) -> tuple[str, Any
     # An edit answers the whole edited text, and whether old_text occurs in it: both would show the model
     # what quarantine keeps from it.
     if current is not None and current.hidden_from_models:
-        raise _quarantined(mp.logical)
+        raise quarantined(mp.logical)
 
     def said(loc: Located) -> tuple[str, Any]:
         size = loc.document.bytesize

@@ -112,6 +112,8 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.tool_schemas()
     client.openapi_document()
     client.promote(WS, "conversation/a.md", 0, "workspace/a.md", NEW, conversation_public_id=CONV)
+    client.export_workspace(WS)
+    client.export_own()
     doors = [
         client.conversation_memory(WS, CONV),
         client.workspace_memory(WS),
@@ -125,6 +127,7 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
         door.edit("conversation/a.md", "x", "y", DOC)
         door.grep("x")
         door.delete("conversation/a.md", DOC)
+        door.review("conversation/a.md", 0, "release", DOC)
         door.versions("conversation/a.md")
         door.show_version("conversation/a.md", 0)
         door.rollback("conversation/a.md", 0, DOC)
@@ -199,6 +202,8 @@ class Scripted:
     replies: list[Reply]
     seen: list[tuple[str, str, Any]] = field(default_factory=list)
     url: str = ""
+    # The Idempotency-Key each request carried (None without one), in the order they came.
+    keys: list[str | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         script = self
@@ -208,6 +213,7 @@ class Scripted:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 script.seen.append((self.command, self.path, json.loads(raw) if raw else None))
+                script.keys.append(self.headers.get("Idempotency-Key"))
                 reply = script.replies.pop(0) if len(script.replies) > 1 else script.replies[0]
                 time.sleep(reply.delay)
                 data = b"" if reply.body is None else json.dumps(reply.body).encode()
@@ -278,7 +284,7 @@ def test_a_refusal_without_our_error_body_maps_by_status(scripted: Callable[...,
         Reply(502, None),
         Reply(418, {"error": {"code": "teapot_brewing", "message": "later"}}),
     )
-    client = fast(server.url)
+    client = fast(server.url, retries=0)
     door = client.conversation_memory(WS, CONV)
     # Then a 429 is RateLimited with the wait the service asked for, a bare 5xx InternalError
     with pytest.raises(RateLimited) as limited:
@@ -321,9 +327,10 @@ def test_reads_are_retried_after_a_503(scripted: Callable[..., Scripted]) -> Non
         assert len(server.seen) == 2
 
 
-def test_writes_are_never_retried(scripted: Callable[..., Scripted]) -> None:
-    # Given a service that answers 503 once, then would succeed
-    server = scripted(UNAVAILABLE, Reply(201, {"memory": DOC}))
+def test_a_mutation_is_retried_under_its_own_idempotency_key(scripted: Callable[..., Scripted]) -> None:
+    # Given a service that answers 503 once, then succeeds (with a body holding what each method reads)
+    done = Reply(201, {"memory": DOC, "workspace": {"public_id": WS}, "conversation": {}, "execution": {}})
+    server = scripted(UNAVAILABLE, done)
     client = fast(server.url)
     door = client.conversation_memory(WS, CONV)
     mutations: list[Callable[[], Any]] = [
@@ -336,14 +343,20 @@ def test_writes_are_never_retried(scripted: Callable[..., Scripted]) -> None:
         lambda: client.create_execution(WS, CONV),
         lambda: client.call_tool(str(uuid.uuid4()), "memory_write", {"path": "conversation/plan.md"}),
     ]
+    keys: list[str | None] = []
     for mutate in mutations:
         server.seen.clear()
-        server.replies[:] = [UNAVAILABLE, Reply(201, {"memory": DOC})]
-        # When the client sends a mutation
-        with pytest.raises(InternalError):
-            mutate()
-        # Then it was sent exactly once, and the failure reached the caller
-        assert len(server.seen) == 1
+        server.keys.clear()
+        server.replies[:] = [UNAVAILABLE, done]
+        # When the client sends a mutation, it is sent again after the 503 and succeeds
+        mutate()
+        # Then both sends carried one key, which the service answers once: the retry replays a change that
+        # landed instead of making it twice
+        assert len(server.seen) == 2
+        assert server.keys[0] is not None and server.keys[0] == server.keys[1]
+        keys.append(server.keys[0])
+    # And every mutation had a key of its own
+    assert len(set(keys)) == len(mutations)
 
 
 def test_a_refused_conditional_write_is_never_retried(scripted: Callable[..., Scripted]) -> None:
@@ -384,11 +397,12 @@ def test_every_call_has_a_timeout(scripted: Callable[..., Scripted]) -> None:
         client.show_conversation(WS, CONV)
     assert time.monotonic() - started < 0.9
     assert len(server.seen) == 2 and not read.value.may_have_applied
-    # And when a write times out, it is sent once and may have been applied
+    # And when a write times out, it is resent under its key (the service would answer it once), and when
+    # that times out too it may have been applied
     server.seen.clear()
     with pytest.raises(MemoryConnectionError) as write:
         client.conversation_memory(WS, CONV).write("conversation/plan.md", "x", NEW)
-    assert len(server.seen) == 1 and write.value.may_have_applied
+    assert len(server.seen) == 2 and write.value.may_have_applied
 
 
 def test_an_unreachable_service_is_a_connection_error() -> None:

@@ -30,6 +30,8 @@ DOC_KEYS = {
     "written_at",
     "written_by",
     "content_sha256",
+    "pii",
+    "quarantine",
 }
 SHOW_KEYS = DOC_KEYS | {"content"}
 
