@@ -314,9 +314,10 @@ class MemoryClient:
         if read_only is None:
             read_only = spec.safe_to_retry
         keyed = False
-        if spec.access in ("write", "operator"):
+        if spec.access in ("write", "operator") and not read_only:
             # Every mutation carries a key of its own, reused on this client's retries: the service then
             # answers a resend of a change that landed with that change's answer, so retrying is safe.
+            # A read-only tool call is safe to resend as it is, and a key would have its answer recorded.
             headers = dict(headers or {})
             headers.setdefault("Idempotency-Key", str(uuid.uuid4()))
             keyed = True

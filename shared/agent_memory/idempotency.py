@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ApiError
+from .errors import CATALOGUE, ApiError
 
 # A key is 1-128 printable ASCII characters (space to tilde).
 KEY_RE = re.compile(r"[\x20-\x7e]{1,128}\Z")
@@ -181,6 +181,17 @@ def settle(result: Any) -> None:
         value = render(value)
     status, body = value.status, value.body
     guard.answer = Answer(status, withheld(body))
+
+
+def final(status: int, body: Any) -> bool:
+    """Whether an answer is final, and so recorded: 5xx and 429 are not, and neither is a tool's result
+    (a 200) that tells the model of one (storage busy or unavailable, rate limited), since its retry must run."""
+    if status >= 500 or status == 429:
+        return False
+    if isinstance(body, dict) and body.get("is_error") is True:
+        told = CATALOGUE.get(str(body.get("code")), 0)
+        return not (told >= 500 or told == 429)
+    return True
 
 
 def active() -> bool:

@@ -221,7 +221,8 @@ class Documents(Backend):
         first += [("version", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in versions]
         if first:
             refusals = {} if budget is None else _budget_refusals(budget)
-            transact(self.ddb, first, Refusals(refusals))
+            # Not the fork's decisive commit: a keyed fork's record rides in the child's transaction below.
+            transact(self.ddb, first, Refusals(refusals), decisive=False)
         parent_id = child.parent_public_id or ""
         steps: list[Step] = [
             (

@@ -300,14 +300,16 @@ def keyed() -> bool:
     return guard is not None and guard.answer is not None and not guard.stored
 
 
-def transact(ddb: Any, steps: Sequence[Step], refusals: Refusals) -> None:
-    """One TransactWriteItems of `steps`, refused as `refusals` says.
+def transact(ddb: Any, steps: Sequence[Step], refusals: Refusals, *, decisive: bool = True) -> None:
+    """One TransactWriteItems of `steps`, refused as `refusals` says. A keyed request's record rides in it
+    unless it is not `decisive`: a transaction written ahead of the change it prepares (a fork's history
+    records) must not say the change happened.
 
     The token is made once per call of this function and sent with every send of it, botocore's resends
     and the contention retries alike: a resend of a commit that landed is answered by DynamoDB's
     idempotent replay (for 10 minutes) as that commit, and no two requests ever share a token.
     """
-    sent, refusals, guard = guarded(steps, refusals)
+    sent, refusals, guard = guarded(steps, refusals) if decisive else (list(steps), refusals, None)
     token = request_token()
     items = [op for _, op in sent]
     attempt(

@@ -20,7 +20,7 @@ from .. import observability
 from ..budget import ORIGIN
 from ..contract import RouteSpec, parameter_rule, path_parameters
 from ..errors import ApiError
-from ..idempotency import GUARD, Answer, Guard, Replayed, check_key
+from ..idempotency import GUARD, Answer, Guard, Replayed, check_key, final
 from ..ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
@@ -235,9 +235,10 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
             guard = open_guard(req, key)
             reset = GUARD.set(guard)
         reply = fn(req)
-        if guard is not None and not guard.stored:
+        if guard is not None and not guard.stored and final(reply.status, reply.body):
             # Nothing durable changed (a read, or a tool's refusal told to the model): the answer is
-            # recorded on its own, so a retry sees the same.
+            # recorded on its own, so a retry sees the same. A tool result telling of a storage fault or
+            # a rate limit is not final: the retry runs again.
             reply = _recorded(guard, reply)
     except Replayed as done:
         reply = replayed(done.answer)
@@ -245,7 +246,19 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
         code = err.code
         reply = error_reply(err)
         if guard is not None and not guard.stored and 400 <= err.status < 500 and err.status != 429:
-            reply = _recorded(guard, reply)
+            try:
+                reply = _recorded(guard, reply)
+            except ApiError as lost:
+                # The refusal's record was not stored: answering the refusal now would let a retry run
+                # again and succeed, so the caller hears that storage did not answer (nothing changed).
+                code = lost.code
+                reply = error_reply(lost)
+            except Exception:
+                code = "internal_error"
+                observability.logger().exception("unhandled error", extra={"route": route_name})
+                reply = error_reply(
+                    ApiError("internal_error", "Something went wrong on our side; nothing was changed.")
+                )
     except Exception:
         code = "internal_error"
         observability.logger().exception("unhandled error", extra={"route": route_name})

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import observability, views
 from ..errors import ApiError
-from ..idempotency import GUARD, Replayed, answering, check_key
+from ..idempotency import GUARD, Replayed, answering, check_key, final
 from ..ids import PresentedToken, parse_token
 from . import services
 from .glue import Reply
@@ -72,7 +72,7 @@ def _keyed(
                 out = views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
             except Replayed as done:
                 return dict(done.answer.body)
-        if not guard.stored:
+        if not guard.stored and final(200, out):
             found = record_reply(guard, Reply(200, out))
             if found is not None:
                 return dict(found.body)
