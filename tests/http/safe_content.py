@@ -16,6 +16,7 @@ import requests
 from agent_memory.safety.injection import RULESET_VERSION
 
 from ..support import Api, Who
+from .histories import promote as promote
 
 PROFILE = "/profile/memory"
 
@@ -143,18 +144,6 @@ def rollback(
         "expected_lock_version": expected[1],
     }
     return api.post(f"{base}/rollback", who, {"memory": body})
-
-
-def promote(
-    api: Api, who: Who, ws: str, source: dict[str, Any], target_path: str, expected: tuple[Any, Any] = (None, None)
-) -> requests.Response:
-    body = {
-        "source": source,
-        "target_path": target_path,
-        "expected_public_id": expected[0],
-        "expected_lock_version": expected[1],
-    }
-    return api.post(f"/workspaces/{ws}/memory/promote", who, {"promote": body})
 
 
 # ---- the memory block ----------------------------------------------------------------------------------
