@@ -7,14 +7,10 @@ counted with botocore's event hooks on the very clients the in-process gateway's
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from agent_memory.store import aws_clients
-
 from ..support import CONV, Api, Who, alias, bindings, code, conv_base, created
-from .world import scan_table
+from .world import aws_calls, scan_table
 
 MAX_DOCS = 64
 
@@ -45,25 +41,6 @@ def content(api: Api, who: Who, ws: str, conv: str, path: str) -> str | None:
     assert r.status_code == 200, r.text
     text: str = r.json()["memory"]["content"]
     return text
-
-
-@contextmanager
-def aws_calls() -> Iterator[Counter[str]]:
-    """Count every DynamoDB and S3 operation the service makes while the block runs."""
-    seen: Counter[str] = Counter()
-
-    def count(event_name: str, **_: Any) -> None:
-        _hook, service, operation = event_name.split(".", 2)
-        seen[f"{service}:{operation}"] += 1
-
-    clients = aws_clients()
-    for c in clients:
-        c.meta.events.register("before-call", count, unique_id="test-fork-count")
-    try:
-        yield seen
-    finally:
-        for c in clients:
-            c.meta.events.unregister("before-call", unique_id="test-fork-count")
 
 
 # ---- what a fork copies ------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from botocore.exceptions import EndpointConnectionError
 
 from ..support import API, CONV, WORKSPACE, Api, Who, bindings, code, conv_base, created, ws_base
 from .test_rate_limit import BUDGET, metered
-from .world import bucket_objects, scan_table
+from .world import aws_calls, bucket_objects, scan_table
 
 REPLAYED = "Idempotency-Replayed"
 
@@ -86,25 +86,6 @@ def grown(before: Storage, after: Storage) -> Counter[str]:
 
 def idem_rows() -> list[dict[str, Any]]:
     return [row for (pk, _), row in table().items() if pk.startswith("IDEM#")]
-
-
-@contextmanager
-def aws_calls() -> Iterator[Counter[str]]:
-    """Count every DynamoDB and S3 request the service makes while the block runs."""
-    seen: Counter[str] = Counter()
-
-    def count(event_name: str, **_: Any) -> None:
-        _hook, service, operation = event_name.split(".", 2)
-        seen[f"{service}:{operation}"] += 1
-
-    clients = aws_clients()
-    for c in clients:
-        c.meta.events.register("before-call", count, unique_id="test-idem-count")
-    try:
-        yield seen
-    finally:
-        for c in clients:
-            c.meta.events.unregister("before-call", unique_id="test-idem-count")
 
 
 @contextmanager

@@ -170,3 +170,24 @@ def s3_calls(operation: str) -> Iterator[Counter[str]]:
         yield seen
     finally:
         store.s3.meta.events.unregister(event, unique_id="test-world-s3-calls")
+
+
+@contextmanager
+def aws_calls() -> Iterator[Counter[str]]:
+    """Count every DynamoDB and S3 operation the service makes while the block runs."""
+    seen: Counter[str] = Counter()
+
+    def count(event_name: str, **_: Any) -> None:
+        _hook, service, operation = event_name.split(".", 2)
+        seen[f"{service}:{operation}"] += 1
+
+    from agent_memory.store import aws_clients
+
+    clients = aws_clients()
+    for c in clients:
+        c.meta.events.register("before-call", count, unique_id="test-world-aws-calls")
+    try:
+        yield seen
+    finally:
+        for c in clients:
+            c.meta.events.unregister("before-call", unique_id="test-world-aws-calls")
