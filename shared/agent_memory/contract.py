@@ -81,6 +81,10 @@ class RouteSpec:
     content: Content = "none"
     status: int = 200
     query: tuple[str, ...] = ()
+    # What a success is sent as, and any other success status the route may answer (a review that
+    # rejects a document's only version deletes it: 204).
+    media: str = "application/json"
+    also: tuple[int, ...] = ()
 
     @property
     def needs_token(self) -> bool:
@@ -104,8 +108,10 @@ def _r(
     content: Content = "none",
     status: int = 200,
     query: tuple[str, ...] = (),
+    media: str = "application/json",
+    also: tuple[int, ...] = (),
 ) -> RouteSpec:
-    return RouteSpec(name, method, path, access, handler, door, request, content, status, query)
+    return RouteSpec(name, method, path, access, handler, door, request, content, status, query, media, also)
 
 
 CONV_MEMORY: Final = f"{CONV}/memory"
@@ -297,6 +303,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="read",
         door="conversation",
         request="MemoryReview",
+        also=(204,),
     ),
     _r(
         "conversation_skills_list",
@@ -434,6 +441,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="read",
         door="workspace",
         request="MemoryReview",
+        also=(204,),
     ),
     _r(
         "workspace_memory_export",
@@ -444,6 +452,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="read",
         door="workspace",
         query=("cursor",),
+        media="application/x-ndjson",
     ),
     # ---- the profile door (the caller's own user/ or agent/ rows) ----
     _r(
@@ -555,6 +564,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="read",
         door="profile",
         request="MemoryReview",
+        also=(204,),
     ),
     _r(
         "profile_memory_export",
@@ -565,6 +575,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="read",
         door="profile",
         query=("cursor",),
+        media="application/x-ndjson",
     ),
     # ---- the definition door (a steward's named agent definition) ----
     _r(
@@ -676,6 +687,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="read",
         door="definition",
         request="MemoryReview",
+        also=(204,),
     ),
     # ---- promote: a chosen version into the workspace's shared memory ----
     _r(

@@ -85,13 +85,19 @@ def _parameters(route: RouteSpec) -> list[Json]:
     return out
 
 
-def _responses(route: RouteSpec) -> Json:
+def _success(route: RouteSpec, status: int) -> Json:
     success: Json = {"description": "Done."}
-    if route.status != 204:
-        success["content"] = {"application/json": {"schema": {"type": "object"}}}
+    if status != 204:
+        schema: Json = {"type": "object"} if route.media == "application/json" else {"type": "string"}
+        success["content"] = {route.media: {"schema": schema}}
+    return success
+
+
+def _responses(route: RouteSpec) -> Json:
+    successes = {str(s): _success(route, s) for s in (route.status, *route.also)}
     # Every status of the catalogue: a refusal's status is its code's, whichever route gives it.
     refused = {"$ref": "#/components/responses/Refused"}
-    return {str(route.status): success, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
+    return {**successes, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
 
 
 def _operation(route: RouteSpec, bodies: dict[str, Json]) -> Json:

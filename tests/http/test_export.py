@@ -196,7 +196,8 @@ def test_a_skills_description_is_masked_like_its_content(api: Api) -> None:
         text,
         description="Ask ada.lovelace@example.com first",
     )
-    assert memory(r)["pii"] == ["phone"]
+    # (the description is scanned with the text, since a model reads it in the skills catalog)
+    assert memory(r)["pii"] == ["email", "phone"]
     # When the room is exported
     r = export(api, ada, room_export_url(ws))
     (line,) = lines(r)

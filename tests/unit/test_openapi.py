@@ -29,8 +29,12 @@ def test_every_route_is_described_once_with_its_parameters_body_and_statuses() -
         params = {p["name"]: p for p in op.get("parameters", [])}
         assert set(params) == {*path_parameters(route.path), *route.query}
         assert all(params[n]["schema"]["pattern"] for n in path_parameters(route.path))
-        # Its success status and every status the catalogue can answer
-        assert set(op["responses"]) == {str(route.status), *(str(s) for s in CATALOGUE.values())}
+        # Its success statuses and every status the catalogue can answer
+        assert set(op["responses"]) == {
+            str(route.status),
+            *(str(s) for s in route.also),
+            *(str(s) for s in CATALOGUE.values()),
+        }
         if route.request:
             ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
             assert ref == f"#/components/schemas/{route.request}"
