@@ -15,7 +15,17 @@ from ..support import CONV, USER, WORKSPACE, Api, Who, bindings, code, created, 
 from .histories import PROFILE, author, current, history, numbers, objects, promote, redact, sha
 from .world import World, make_world
 
-SHOW_KEYS = {"path", "public_id", "lock_version", "bytesize", "description", "written_at", "written_by"}
+SHOW_KEYS = {
+    "path",
+    "public_id",
+    "lock_version",
+    "bytesize",
+    "description",
+    "written_at",
+    "written_by",
+    "pii",
+    "quarantine",
+}
 
 
 def _world(api: Api) -> World:

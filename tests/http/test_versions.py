@@ -51,6 +51,8 @@ VERSION_KEYS = {
     "redacted",
     "redacted_at",
     "redacted_by",
+    "pii",
+    "quarantine",
 }
 
 
