@@ -226,7 +226,7 @@ def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: s
 
 def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bool = False) -> Scenario:
     """A fork: the child's `fork` version records (with the budget's meters) in a first transaction, then
-    the child, its copies, the fork log and the parent's `forked_at`. `first`: the refusals are the first
+    the child, its entry in the workspace's index, its copies, the fork log and the parent's `forked_at`. `first`: the refusals are the first
     transaction's, else the main one's."""
     parent = conversation(store)
     anchor = Anchor("conversation", parent.public_id)
@@ -255,7 +255,9 @@ def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bo
     if first:
         refusals = [*(["rate_limited"] * len(w.meters if w else ())), *([None] * documents)]
     else:
-        refusals = ["already_exists", *([None] * (documents + 2) + ["not_found"] if documents else [])]
+        # The child, its entry in the workspace's index, then (with documents) the counter, the copies, the
+        # fork log and the parent's mark.
+        refusals = ["already_exists", None, *([None] * (documents + 2) + ["not_found"] if documents else [])]
     return lambda: store.fork_conversation(child, docs, versions, w, now), check, refusals
 
 
@@ -433,9 +435,9 @@ ITEMS = {
     "replace+bump+budget": 3,
     "delete": 2,
     "delete+bump+budget": 4,
-    "fork": 6,
+    "fork": 7,
     "fork-versions+budget": 3,
-    "fork-empty": 1,
+    "fork-empty": 2,
     "replace+version+prune": 3,
     "rollback": 3,
     "rollback+bump+budget": 5,
