@@ -227,8 +227,7 @@ def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: s
 def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bool = False) -> Scenario:
     """A fork: the child's `fork` version records (with the budget's meters) in a first transaction, then
     the child, its entry in the workspace's index, its copies, the fork log and the parent's `forked_at`.
-    `first`: the refusals are the first
-    transaction's, else the main one's."""
+    `first`: the refusals are the first transaction's, else the main one's."""
     parent = conversation(store)
     anchor = Anchor("conversation", parent.public_id)
     docs = [create(store, anchor, f"d{i}.md") for i in range(documents)]
