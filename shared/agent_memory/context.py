@@ -17,7 +17,7 @@ from .ports import Ref, Store
 
 # The doors a Context is opened through: the four memory doors of the route contract, and a model's
 # execution (its tools), which works from bindings frozen when the execution began.
-ContextDoor = Literal["conversation", "workspace", "profile", "definition", "execution"]
+ContextDoor = Literal["conversation", "workspace", "profile", "definition", "execution", "memory"]
 MEMORY_PROVIDER_KEY = "nexus.memory"
 
 
@@ -86,9 +86,13 @@ class Context:
     loaded: dict[Ref, Any] = field(default_factory=dict)
     # The execution a model's tool call runs in: its versions name the run that wrote them.
     execution_public_id: str | None = None
+    # Who the versions are by when that is not the caller (a git sync writes as the sync).
+    acting_as: Author | None = None
 
     def author(self) -> Author:
         """Who the versions this request writes are by."""
+        if self.acting_as is not None:
+            return self.acting_as
         p = self.principal
         name = p.name
         if name is None:

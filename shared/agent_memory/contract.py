@@ -43,6 +43,7 @@ NAME_RULES: Final[dict[str, ParameterRule]] = {
         r"^[a-z0-9][a-z0-9_-]{0,63}$", "a definition name: lowercase letters, digits, '-' and '_', at most 64"
     ),
     "tool_name": ParameterRule(r"^[a-z][a-z0-9_]{0,63}$", "a tool name such as 'memory_read'"),
+    "memory_id": ParameterRule(r"^mem_[0-9a-f]{32}$", "a Memory id: mem_ and 32 lowercase hex digits"),
 }
 
 
@@ -118,6 +119,10 @@ CONV_MEMORY: Final = f"{CONV}/memory"
 WS_MEMORY: Final = f"{WS}/memory"
 PROFILE_MEMORY: Final = f"{API}/profile/memory"
 DEFINITION_MEMORY: Final = f"{API}/profile/agents/{{agent_name}}/memory"
+MEMORIES: Final = f"{API}/memories"
+MEMORY: Final = f"{MEMORIES}/{{memory_id}}"
+MEMORY_FILES: Final = f"{MEMORY}/files"
+AGENT: Final = f"{API}/agents/{{agent_public_id}}"
 
 ROUTES: Final[tuple[RouteSpec, ...]] = (
     # ---- the directory ----
@@ -720,6 +725,126 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="CallTool",
     ),
     _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas", query=("format",)),
+    # ---- organization Memories ----
+    _r(
+        "create_memory",
+        "POST",
+        MEMORIES,
+        "write",
+        "memories:create_memory",
+        content="write",
+        request="CreateMemory",
+        status=201,
+    ),
+    _r("list_memories", "GET", MEMORIES, "read", "memories:list_memories", query=("limit", "cursor")),
+    _r(
+        "promote_memory",
+        "POST",
+        f"{MEMORIES}/promote",
+        "write",
+        "memories:promote_memory",
+        request="PromoteToMemory",
+        status=201,
+    ),
+    _r("show_memory", "GET", MEMORY, "read", "memories:show_memory"),
+    _r("update_memory", "PATCH", MEMORY, "write", "memories:update_memory", request="PatchMemory"),
+    _r("archive_memory", "POST", f"{MEMORY}/archive", "write", "memories:archive_memory"),
+    _r("delete_memory", "POST", f"{MEMORY}/delete", "write", "memories:delete_memory", status=204),
+    _r("sync_memory", "POST", f"{MEMORY}/sync", "write", "memories:sync_memory", content="write"),
+    _r(
+        "memory_files_list",
+        "GET",
+        MEMORY_FILES,
+        "read",
+        "memories:list_files",
+        query=("prefix", "limit", "cursor"),
+    ),
+    _r(
+        "memory_file_write",
+        "POST",
+        MEMORY_FILES,
+        "write",
+        "memories:write_file",
+        content="write",
+        request="FileWrite",
+        status=201,
+    ),
+    _r(
+        "memory_file_show",
+        "POST",
+        f"{MEMORY_FILES}/show",
+        "read",
+        "memories:show_file",
+        content="read",
+        request="FileShow",
+    ),
+    _r(
+        "memory_file_edit",
+        "POST",
+        f"{MEMORY_FILES}/edit",
+        "write",
+        "memories:edit_file",
+        content="write",
+        request="FileEdit",
+    ),
+    _r(
+        "memory_file_delete",
+        "POST",
+        f"{MEMORY_FILES}/delete",
+        "write",
+        "memories:delete_file",
+        request="FileDelete",
+        status=204,
+    ),
+    _r(
+        "memory_file_grep",
+        "POST",
+        f"{MEMORY_FILES}/grep",
+        "read",
+        "memories:grep_files",
+        content="read",
+        request="FileGrep",
+    ),
+    _r(
+        "memory_file_versions",
+        "POST",
+        f"{MEMORY_FILES}/versions",
+        "read",
+        "memories:file_versions",
+        request="FileVersions",
+    ),
+    _r(
+        "memory_file_version_show",
+        "POST",
+        f"{MEMORY_FILES}/versions/show",
+        "read",
+        "memories:show_file_version",
+        content="read",
+        request="FileVersionShow",
+    ),
+    _r(
+        "memory_file_rollback",
+        "POST",
+        f"{MEMORY_FILES}/rollback",
+        "write",
+        "memories:rollback_file",
+        content="read",
+        request="FileRollback",
+        status=201,
+    ),
+    _r(
+        "memory_file_lease",
+        "POST",
+        f"{MEMORY_FILES}/lease",
+        "write",
+        "memories:lease_file",
+        request="FileLease",
+    ),
+    _r("show_agent", "GET", AGENT, "read", "memories:show_agent"),
+    _r("update_agent", "PATCH", AGENT, "write", "memories:update_agent", request="PatchAgent"),
+    _r("agent_memories", "GET", f"{AGENT}/memories", "read", "memories:agent_memories"),
+    _r("memory_map", "GET", f"{API}/memory_map", "read", "memories:memory_map"),
+    _r("memory_map_page", "GET", f"{API}/memory_map.html", "read", "memories:memory_map_page", media="text/html"),
     # ---- the API's own description ----
     _r("openapi_document", "GET", f"{API}/openapi.json", "public", "openapi:openapi_document"),
 )

@@ -69,6 +69,16 @@ class HistoryService:
             raise version_not_found(lock_version)
         return found
 
+    def version_of(self, ctx: Context, mp: MemoryPath, lock_version: int) -> Version:
+        """One version of the document at `mp` that still holds its text (a promote's source)."""
+        refuse_override(ctx, mp)
+        src = ctx.source(mp)
+        doc = self._current(ctx, src, mp, lock_version)
+        record = self._record(ctx, src, doc, lock_version)
+        if record.content_key is None:
+            raise version_redacted(lock_version)
+        return record
+
     def versions(self, ctx: Context, mp: MemoryPath, limit: int, cursor: str | None) -> VersionPage:
         """The document's versions, newest first, `limit` at a time: one Query after the request's batch."""
         refuse_override(ctx, mp)
@@ -194,11 +204,11 @@ class HistoryService:
         scrubbed = replace(record, content_key=None, redacted_at=at, redacted_by=by)
         idempotency.settle(ShownVersion(mp.logical, scrubbed, None))
         ctx.store.redact_version(record, pair, by, at, self.memory.budgets.of(ctx.principal))
-        if self._sole_holder(ctx, src, doc, key):
+        if self._sole_holder(ctx, src, doc, key, lock_version):
             ctx.store.delete_content(key)
         return ShownVersion(mp.logical, scrubbed, None)
 
-    def _sole_holder(self, ctx: Context, src: Source, doc: Document, key: str) -> bool:
+    def _sole_holder(self, ctx: Context, src: Source, doc: Document, key: str, number: int) -> bool:
         """Whether no row but the redacted record can point at the object `key` (read after the redaction
         committed, so a rollback that copied the key before it is seen, and one after it was refused)."""
         anchor = src.anchored
@@ -216,7 +226,9 @@ class HistoryService:
                 return False
         low = max(0, doc.lock_version - self.kept + 1)
         others = ctx.store.list_versions(anchor, doc.rest, low, doc.lock_version, self.kept)
-        return not any(v.content_key == key for v in others)
+        # Read after the redaction landed: a promote that handed this version's object to a new Memory
+        # before it has marked the record, and one after it was refused (the object was gone from it).
+        return not any(v.content_key == key or (v.handed_off and v.lock_version == number) for v in others)
 
     def review(
         self,

@@ -29,6 +29,7 @@ from .model import (
     Quarantine,
     Version,
     VersionCheck,
+    max_document_bytes,
 )
 from .paths import MemoryPath, prefix_matches
 from .patterns import check_length, compile_pattern
@@ -79,17 +80,17 @@ def _may_contain(text: str, pattern: str, ignore_case: bool) -> bool:
     return not text.isascii() or pattern.lower() in text.lower()
 
 
-def check_content(content: object) -> bytes:
+def check_content(content: object, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
     if not isinstance(content, str):
         raise ApiError("memory_content_invalid", "memory.content must be a string of markdown.")
     try:
         data = content.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate escape such as "\ud800" in the JSON
         raise ApiError("memory_content_invalid", "memory.content is not valid Unicode text.") from exc
-    if len(data) > MAX_DOCUMENT_BYTES:
+    if len(data) > limit:
         raise ApiError(
             "memory_document_too_large",
-            f"The document is {len(data)} bytes; a document holds at most {MAX_DOCUMENT_BYTES} bytes (64 KiB).",
+            f"The document is {len(data)} bytes; a document here holds at most {limit} bytes ({limit // 1024} KiB).",
         )
     return data
 
@@ -146,6 +147,13 @@ class MemoryService:
         budget = self.budgets.of(ctx.principal)
         version = recorded if recorded is not None or new is None else Version.of(new, operation, time.time(), **record)
         pruned = None if new is None else new.lock_version - self.versions_kept
+        size, writer = 0, None
+        if src.anchored.scope == "memory":
+            # A Memory counts its bytes; the row the pair names is the one the commit replaces, so its size
+            # is the one leaving (a stale pair is refused by the commit whatever this counts).
+            previous = ctx.document(src, mp.rest) if expected is not None else None
+            left = previous.bytesize if previous is not None else 0
+            size, writer = (new.bytesize if new is not None else 0) - left, ctx.author()
         return DocumentChange(
             src.anchored,
             mp.rest,
@@ -158,6 +166,8 @@ class MemoryService:
             prune=pruned if pruned is not None and pruned >= 0 and recorded is None else None,
             requires=requires,
             also=also,
+            size_delta=size,
+            writer=writer,
         )
 
     # ---- reads ----------------------------------------------------------------------------------
@@ -307,7 +317,7 @@ class MemoryService:
         # Refused before the content version is stored, so a stale caller leaves no object behind; the
         # commit repeats the condition, which is what holds against a concurrent writer.
         check_context_revision(ctx, expected_context_revision)
-        data = check_content(content)
+        data = check_content(content, max_document_bytes(src.anchored))
         desc = check_description(mp, description, given=description_given)
         _refuse_known_stale(ctx, src, mp, expected)
         if expected is None:
@@ -352,7 +362,7 @@ class MemoryService:
                 "matches exactly once.",
             )
         edited = text[:first] + new_text + text[first + len(old_text) :]
-        data = check_content(edited)
+        data = check_content(edited, max_document_bytes(src.anchored))
         doc = self.new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
         result = Located(mp.logical, doc, edited)
         settle(result)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 PrincipalKind = Literal["human", "agent"]
+AuthorKind = Literal["human", "agent", "sync"]
 Role = Literal["curator", "member", "viewer"]
 
 MAX_DOCUMENTS_PER_ANCHOR = 64
@@ -16,6 +17,19 @@ DEFAULT_EXECUTION_TTL_SECONDS = 24 * 3600
 # Versions a document keeps, its current one included (AGENT_MEMORY_VERSIONS_KEPT overrides it).
 DEFAULT_VERSIONS_KEPT = 100
 MAX_VERSIONS_KEPT = 10_000
+# An organization Memory is a larger store than a conversation scope: reference material many sessions share.
+MAX_MEMORY_FILES = 1000
+MAX_MEMORY_FILE_BYTES = 1024 * 1024
+
+
+def max_documents(anchor: Anchor) -> int:
+    """How many documents an anchor holds."""
+    return MAX_MEMORY_FILES if anchor.scope == "memory" else MAX_DOCUMENTS_PER_ANCHOR
+
+
+def max_document_bytes(anchor: Anchor) -> int:
+    """How large one document of an anchor may be."""
+    return MAX_MEMORY_FILE_BYTES if anchor.scope == "memory" else MAX_DOCUMENT_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +73,15 @@ class Principal:
 
 @dataclass(frozen=True, slots=True)
 class Author:
-    """Who made a version: the principal whose token made the change, and the run it came through."""
+    """Who made a version: the principal whose token made the change, and the run it came through.
 
-    kind: PrincipalKind
+    A git-synced Memory's versions are by the sync itself: kind "sync", name "git" and the commit read."""
+
+    kind: AuthorKind
     public_id: str
     name: str | None = None
     execution_public_id: str | None = None
+    commit: str | None = None
 
 
 @dataclass(slots=True)
@@ -96,6 +113,12 @@ class Agent:
     memory_context_limit: dict[str, Any] | None
     created_at: str
     token_digest: str | None = None
+    # Which deployment the agent runs in (a tenant default may reach one deployment's agents only).
+    deployment: str | None = None
+    # The organization Memories attached to it, in the order they were given, and a counter every change
+    # of them moves (the PATCH that replaces them is conditioned on it).
+    memories: tuple[Attachment, ...] = ()
+    memories_revision: int = 0
 
 
 @dataclass(slots=True)
@@ -235,12 +258,18 @@ Operation = Literal["write", "edit", "rollback", "promote", "fork", "merge"]
 
 @dataclass(frozen=True, slots=True)
 class PromotedFrom:
-    """The version a promote copied: where it lives and which one it was."""
+    """The version a promote copied: where it lives and which one it was.
+
+    A promote into a new organization Memory also names who promoted it and when, and `memory_id` instead
+    of `anchor_public_id` when the source was a Memory's file."""
 
     anchor_public_id: str
     path: str
     public_id: str
     lock_version: int
+    memory_id: str | None = None
+    promoted_by: Author | None = None
+    promoted_at: str | None = None
 
 
 @dataclass(slots=True)
@@ -272,6 +301,9 @@ class Version:
     redacted_by: Author | None = None
     pii: tuple[str, ...] = ()
     quarantine: Quarantine | None = None
+    # Its object was handed to another anchor without a copy (a promote into a new Memory): a redaction
+    # here never deletes the bytes at once; the sweeper does once no row holds them.
+    handed_off: bool = False
 
     @property
     def redacted(self) -> bool:
@@ -354,6 +386,10 @@ class DocumentChange:
     requires: VersionCheck | None = None
     # Other records of this document rewritten in the same commit (a review's verdict on a flagged version).
     also: tuple[Version, ...] = ()
+    # An organization Memory's file: how the Memory's byte count moves, and who writes (a lease held by
+    # anyone else refuses the change in the same commit).
+    size_delta: int = 0
+    writer: Author | None = None
 
 
 # ---- what the verbs answer (views.py turns these into the wire JSON) ----------------------------------
@@ -419,3 +455,107 @@ class ToolResult:
     content: str
     data: Any = None
     code: str | None = None
+
+
+# ---- organization Memories -------------------------------------------------------------------------
+
+MemorySourceKind = Literal["native", "git"]
+AttachMode = Literal["readWrite", "readOnly"]
+MAX_ATTACHMENTS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """One Memory on an agent's list: how the agent may use it, and whether it is read into the session first."""
+
+    memory_id: str
+    mode: AttachMode
+    read_first: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GitOrigin:
+    """Where a git-synced Memory's files come from; `commit` is the one last imported (None until the
+    first import has landed whole)."""
+
+    url: str
+    ref: str
+    path: str
+    commit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDefault:
+    """A tenant default: every agent of the account, or one deployment's agents, reach the Memory."""
+
+    reach: Literal["account", "deployment"]
+    deployment: str | None
+    mode: AttachMode
+    read_first: bool
+
+    def reaches(self, agent: Agent) -> bool:
+        return self.reach == "account" or (agent.deployment is not None and agent.deployment == self.deployment)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAccess:
+    """The Access panel: only these Humans, and the members of these workspaces, see the Memory."""
+
+    humans: tuple[str, ...]
+    workspaces: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class OrgMemory:
+    """A named, durable file store owned by an account (its files hang under the anchor `memory#<id>`)."""
+
+    memory_id: str
+    account_id: str
+    name: str
+    description: str
+    source: MemorySourceKind
+    created_by: Author
+    created_at: str
+    archived: bool = False
+    git: GitOrigin | None = None
+    default: MemoryDefault | None = None
+    access: MemoryAccess | None = None
+    promoted_from: PromotedFrom | None = None
+    attachment_count: int = 0
+    # Moved by every change of the row itself: a PATCH is conditioned on the one it read.
+    revision: int = 0
+
+    @property
+    def anchor(self) -> Anchor:
+        return Anchor("memory", self.memory_id)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStats:
+    """What a Memory's counter row keeps, moved by every commit of its files."""
+
+    file_count: int
+    bytesize: int
+    written_by: Author | None
+    written_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryReference:
+    """An agent a Memory reaches by attachment (the edge the Memory's detail and the map read)."""
+
+    memory_id: str
+    agent_id: str
+    agent_name: str
+    mode: AttachMode
+    read_first: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A short claim on one file of a Memory: while it lasts, only its holder's writes land there."""
+
+    memory_id: str
+    path: str
+    holder: Author
+    expires_at: float

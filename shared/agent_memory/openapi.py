@@ -23,7 +23,7 @@ from .tools import SCHEMA_FORMATS
 Json = dict[str, Any]
 
 # Where the contract's request model names live: each route imports only its own area's module.
-_INPUT_MODULES = ("directory", "memory", "executions")
+_INPUT_MODULES = ("directory", "memory", "executions", "memories")
 _REF = "#/components/schemas/{model}"
 
 ERROR_SCHEMA: Json = {
@@ -49,6 +49,8 @@ _QUERY_SCHEMAS: dict[str, Json] = {
     "format": {"enum": list(SCHEMA_FORMATS), "default": SCHEMA_FORMATS[0]},
     # An export's next page, exactly as its Export-Next-Cursor header gave it.
     "cursor": {"type": "string", "maxLength": 400},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+    "prefix": {"type": "string", "maxLength": 1024},
 }
 _SECURITY: dict[str, list[Json]] = {
     "read": [{"bearer": []}],

@@ -31,18 +31,27 @@ _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\\]")
 _INVISIBLE = re.compile(r"[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
+# The root every path of an organization Memory's files resolves under: a Memory is one store, so its
+# paths are relative and name no root of their own.
+FILES_ROOT = "memory"
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryPath:
     root: str
     rest: str  # "" only for a prefix that names a whole root
+    # A file of an organization Memory: shown as its relative path, and never a skill.
+    plain: bool = False
 
     @property
     def logical(self) -> str:
-        return f"{self.root}/{self.rest}"
+        return self.rest if self.plain else f"{self.root}/{self.rest}"
 
     @property
     def skill_name(self) -> str | None:
         """The skill name for a `skills/` path, None for any other path."""
+        if self.plain:
+            return None
         if self.rest == "skills" or self.rest.startswith("skills/"):
             return self.rest[len("skills/") :]
         return None
@@ -129,6 +138,33 @@ def parse_prefix(path: object) -> MemoryPath:
     if rest:
         _check_rest(path, rest, prefix=True)
     return MemoryPath(root, rest.rstrip("/"))
+
+
+def parse_file_path(path: object) -> MemoryPath:
+    """A path naming one file of an organization Memory, relative to the Memory (`runbooks/deploy.md`)."""
+    if not isinstance(path, str):
+        raise ApiError("memory_path_invalid", "file.path must be a string such as 'runbooks/deploy.md'.")
+    path = _normal(path)
+    _check_bytes(path, path)
+    if path == "":
+        raise _invalid(path, "it is empty")
+    if path.startswith("/"):
+        raise _invalid(path, "a file's path is relative to its Memory: leave out the leading '/'")
+    _check_rest(path, path, prefix=False)
+    return MemoryPath(FILES_ROOT, path, plain=True)
+
+
+def parse_file_prefix(path: object) -> MemoryPath:
+    """A folder (or file) of a Memory to list or search under; "" is the whole Memory."""
+    if not isinstance(path, str):
+        raise ApiError("parameter_invalid", "The prefix must be a string such as 'runbooks/'.")
+    path = _normal(path)
+    _check_bytes(path, path)
+    if path.startswith("/"):
+        raise _invalid(path, "a file's path is relative to its Memory: leave out the leading '/'")
+    if path:
+        _check_rest(path, path, prefix=True)
+    return MemoryPath(FILES_ROOT, path.rstrip("/"), plain=True)
 
 
 def prefix_matches(prefix_rest: str, rest: str) -> bool:

@@ -11,16 +11,23 @@ from .model import (
     Account,
     Agent,
     Anchor,
+    Attachment,
     Author,
     Conversation,
     Document,
     DocumentChange,
     Execution,
     Human,
+    Lease,
     Member,
+    MemoryDefault,
+    MemoryReference,
+    MemoryStats,
+    OrgMemory,
     Speaker,
     TokenRow,
     Version,
+    VersionCheck,
     Workspace,
     WriteBudget,
 )
@@ -77,6 +84,18 @@ class Ref:
     @staticmethod
     def idempotency(scope: str, key_digest: str) -> Ref:
         return Ref("idempotency", scope, key_digest)
+
+    @staticmethod
+    def memory(memory_id: str) -> Ref:
+        return Ref("memory", memory_id)
+
+    @staticmethod
+    def memory_stats(memory_id: str) -> Ref:
+        return Ref("memory_stats", memory_id)
+
+    @staticmethod
+    def lease(anchor: Anchor, rest: str) -> Ref:
+        return Ref("lease", anchor.key, rest)
 
     @staticmethod
     def version(anchor: Anchor, rest: str, lock_version: int) -> Ref:
@@ -199,6 +218,61 @@ class Store(Protocol):
 
     def delete_content(self, key: str) -> None:
         """Delete one content object now."""
+        ...
+
+    def commit_group(self, changes: list[DocumentChange]) -> None:
+        """Changes of one Memory's files in as few transactions as DynamoDB allows (a git sync's)."""
+        ...
+
+    # --- organization Memories ---
+    def create_memory(
+        self,
+        memory: OrgMemory,
+        files: list[tuple[Document, Version]],
+        stats: MemoryStats,
+        handoff: VersionCheck | None = None,
+    ) -> None:
+        """The Memory with its claims, indexes, counter row and first files in one transaction
+        (memory_name_taken when the name is claimed); `handoff` marks a promote's source version."""
+        ...
+
+    def memory_ids(self, account_id: str, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """A page of the account's Memory ids after `after`, and whether more follow."""
+        ...
+
+    def memory_defaults(self, account_id: str) -> list[tuple[str, str, MemoryDefault]]:
+        """Every tenant default of the account: (memory id, name, default)."""
+        ...
+
+    def memory_references(self, account_id: str, memory_id: str | None = None) -> list[MemoryReference]:
+        """The attachments of one Memory (or of every Memory of the account)."""
+        ...
+
+    def account_agents(self, account_id: str) -> list[tuple[str, str, str | None]]:
+        """Every agent of the account: (id, name, deployment)."""
+        ...
+
+    def update_memory(self, before: OrgMemory, after: OrgMemory) -> None:
+        """Store `after` if the row still holds `before`'s revision, else stale_object."""
+        ...
+
+    def delete_memory(self, memory: OrgMemory, references: list[MemoryReference], *, final: bool) -> None:
+        """Detach `references` (and with `final` remove the Memory) in one transaction."""
+        ...
+
+    def replace_attachments(
+        self,
+        agent: Agent,
+        attached: tuple[Attachment, ...],
+        added: list[str],
+        removed: list[str],
+        deployment: str | None,
+    ) -> None:
+        """Replace an agent's attachments (and deployment) if unchanged since `agent` was read."""
+        ...
+
+    def put_lease(self, lease: Lease, anchor_key: str) -> None:
+        """Take or extend a lease, unless another holder's is unexpired (memory_leased)."""
         ...
 
     # --- idempotency ---

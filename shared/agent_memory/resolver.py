@@ -30,12 +30,13 @@ from .model import (
     Execution,
     FrozenBinding,
     Member,
+    OrgMemory,
     Principal,
     Speaker,
     TokenRow,
     Workspace,
 )
-from .paths import MemoryPath
+from .paths import FILES_ROOT, MemoryPath
 from .ports import Ref, Store
 from .rules import access
 from .rules.access import Standing
@@ -112,6 +113,15 @@ def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
 
 # Execution rows are immutable once written, so a warm process reads each one once.
 _EXECUTIONS: Lru[Execution] = Lru(4096, lambda _: 1)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDoor:
+    """A Memory opened for one request: the Context of its files, the Memory, and the caller's reach."""
+
+    context: Context
+    memory: OrgMemory
+    reach: access.Reach
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,6 +383,48 @@ class Resolver:
         access.selected_speaker(principal, None, speaker_selector)
         src = access.definition_source(agent)
         return Context(self.store, principal, "definition", {"agent": src}, None, None, {})
+
+    # ---- organization Memories -------------------------------------------------------------------
+
+    def memory(
+        self,
+        presented: PresentedToken | None,
+        memory_id: str,
+        *,
+        paths: tuple[MemoryPath, ...] = (),
+        versions: tuple[int, ...] = (),
+        stats: bool = False,
+    ) -> MemoryDoor:
+        """Open a Memory's files for the caller: the Memory, the caller's own agent row (its attachments),
+        and the rows the request names ride in the token's batch; a Human's reach of a restricted Memory
+        costs a second batch (the account and the workspaces of its panel)."""
+        presented = require_token(presented)
+        mref = Ref.memory(memory_id)
+        refs = [mref]
+        if stats:
+            refs.append(Ref.memory_stats(memory_id))
+        if presented.principal_kind == "agent":
+            refs.append(Ref.agent(presented.principal_id))
+        anchor = Anchor("memory", memory_id)
+        for mp in paths:
+            refs += _path_refs(anchor, mp, versions)
+        principal, got = self.first_round(presented, refs)
+        mem = access.memory_in_account(principal, got[mref])
+        ctx = Context(self.store, principal, "memory", {}, None, None, got)
+        reach = self.memory_reach(ctx, mem)
+        if reach is None:
+            raise access.not_found("Memory")
+        ctx.sources = {FILES_ROOT: access.memory_source(mem, reach)}
+        return MemoryDoor(ctx, mem, reach)
+
+    def memory_reach(self, ctx: Context, mem: OrgMemory) -> access.Reach | None:
+        """The caller's reach of a Memory, reading what the rules need that `ctx` has not loaded."""
+        principal = ctx.principal
+        if principal.kind == "agent":
+            ctx.fetch([Ref.agent(principal.public_id)])
+            return access.agent_memory_reach(ctx.loaded.get(Ref.agent(principal.public_id)), mem)
+        ctx.fetch(access.memory_panel_needs(principal, mem))
+        return access.human_memory_reach(principal, mem, ctx.loaded)
 
     # ---- executions -----------------------------------------------------------------------------
 

@@ -26,6 +26,8 @@ class Settings(BaseModel):
     execution_ttl_seconds: int = Field(default=DEFAULT_EXECUTION_TTL_SECONDS, ge=1)
     # Versions each document keeps, its current one included (docs/architecture.md, "Versions").
     versions_kept: int = Field(default=DEFAULT_VERSIONS_KEPT, ge=1, le=MAX_VERSIONS_KEPT)
+    # Whether a git-synced Memory may name a file:// repository (on in the local gateway, off in AWS).
+    git_allow_file: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -43,6 +45,7 @@ def settings() -> Settings:
             os.environ.get("AGENT_MEMORY_EXECUTION_TTL_SECONDS") or DEFAULT_EXECUTION_TTL_SECONDS
         ),
         versions_kept=int(os.environ.get("AGENT_MEMORY_VERSIONS_KEPT") or DEFAULT_VERSIONS_KEPT),
+        git_allow_file=(os.environ.get("AGENT_MEMORY_GIT_ALLOW_FILE") or "").lower() in ("1", "true", "on", "yes"),
     )
 
 

@@ -7,7 +7,7 @@ what is persisted (an execution's stored bindings have their own mapping in the 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .block import Block, Entry
 from .context import Context
@@ -16,12 +16,15 @@ from .model import (
     Agent,
     Author,
     Conversation,
+    Document,
     Execution,
     FrozenBinding,
     GrepResult,
     Human,
+    Lease,
     Located,
     Member,
+    PromotedFrom,
     Quarantine,
     ShownVersion,
     Speaker,
@@ -32,10 +35,15 @@ from .model import (
 )
 from .skills import Skill
 
+if TYPE_CHECKING:
+    from .memories import Effective, FilePage, MemoryPage, MemoryView, SyncResult
+
 Json = dict[str, Any]
 
 
 def author(a: Author) -> Json:
+    if a.kind == "sync":
+        return {"kind": "sync", "name": a.name, "commit": a.commit}
     out: Json = {"kind": a.kind, "public_id": a.public_id, "name": a.name}
     if a.execution_public_id:
         out["execution_public_id"] = a.execution_public_id
@@ -86,14 +94,7 @@ def version(v: Version, path: str) -> Json:
         "operation": v.operation,
         "overwrote_concurrent_edit": v.overwrote_concurrent_edit,
         "rolled_back_from": v.rolled_back_from,
-        "promoted_from": None
-        if p is None
-        else {
-            "anchor_public_id": p.anchor_public_id,
-            "path": p.path,
-            "public_id": p.public_id,
-            "lock_version": p.lock_version,
-        },
+        "promoted_from": None if p is None else promoted_from(p),
         "promoted_by": author(v.author) if v.operation == "promote" else None,
         "forked_from": None if v.forked_from is None else {"conversation_public_id": v.forked_from},
         "redacted": v.redacted,
@@ -102,6 +103,15 @@ def version(v: Version, path: str) -> Json:
         "pii": list(v.pii),
         "quarantine": quarantine(v.quarantine),
     }
+
+
+def promoted_from(p: PromotedFrom) -> Json:
+    """Where a promoted version came from: a document of an anchor, or a file of a Memory."""
+    out: Json = {"memory_id": p.memory_id} if p.memory_id else {"anchor_public_id": p.anchor_public_id}
+    out |= {"path": p.path, "public_id": p.public_id, "lock_version": p.lock_version}
+    if p.promoted_by is not None:
+        out |= {"promoted_by": author(p.promoted_by), "promoted_at": p.promoted_at}
+    return out
 
 
 def version_page(page: VersionPage) -> Json:
@@ -190,6 +200,8 @@ def agent(a: Agent) -> Json:
         "steward_public_id": a.steward_id,
         "memory_context_limit": a.memory_context_limit,
         "created_at": a.created_at,
+        "deployment": a.deployment,
+        "memories": [{"memory_id": m.memory_id, "mode": m.mode, "read_first": m.read_first} for m in a.memories],
     }
 
 
@@ -255,3 +267,102 @@ def block(b: Block) -> Json:
 
 def tool_result(r: ToolResult) -> Json:
     return {"tool": r.tool, "is_error": r.code is not None, "code": r.code, "content": r.content, "data": r.data}
+
+
+# ---- organization Memories ---------------------------------------------------------------------------
+
+
+def memory(view: MemoryView, *, listed: bool = False) -> Json:
+    m, st = view.memory, view.stats
+    d, a = m.default, m.access
+    out: Json = {
+        "memory_id": m.memory_id,
+        "name": m.name,
+        "description": m.description,
+        "source": m.source,
+        "archived": m.archived,
+        "default": None
+        if d is None
+        else {"reach": d.reach, "deployment": d.deployment, "mode": d.mode, "read_first": d.read_first},
+        "access": None if a is None else {"humans": list(a.humans), "workspaces": list(a.workspaces)},
+        "created_by": author(m.created_by),
+        "created_at": m.created_at,
+        "file_count": st.file_count,
+        "bytesize": st.bytesize,
+        "written_by": None if st.written_by is None else author(st.written_by),
+        "written_at": st.written_at,
+    }
+    if m.git is not None:
+        out["git"] = {"url": m.git.url, "ref": m.git.ref, "path": m.git.path, "commit": m.git.commit}
+    if m.promoted_from is not None:
+        out["promoted_from"] = promoted_from(m.promoted_from)
+    if listed:
+        out["attachment_count"] = m.attachment_count
+    if view.referenced_by is not None:
+        out["referenced_by"] = [
+            {
+                "agent_public_id": r.agent_public_id,
+                "name": r.name,
+                "via": r.via,
+                "mode": r.mode,
+                "read_first": r.read_first,
+            }
+            for r in view.referenced_by
+        ]
+    return out
+
+
+def memory_page(page: MemoryPage) -> Json:
+    return {"memories": [memory(v, listed=True) for v in page.memories], "next_cursor": page.next_cursor}
+
+
+def file_summary(doc: Document) -> Json:
+    return {
+        "path": doc.rest,
+        "public_id": doc.public_id,
+        "lock_version": doc.lock_version,
+        "bytesize": doc.bytesize,
+        "written_at": doc.written_at,
+        "written_by": author(doc.author),
+        "content_sha256": doc.sha256,
+    }
+
+
+def file_page(page: FilePage) -> Json:
+    return {"files": [file_summary(d) for d in page.files], "next_cursor": page.next_cursor}
+
+
+def file(loc: Located) -> Json:
+    """A Memory's file: the document view without the skill-only description."""
+    out = document(loc)
+    out.pop("description", None)
+    return out
+
+
+def lease(le: Lease) -> Json:
+    at = datetime.fromtimestamp(le.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return {"path": le.path, "holder": author(le.holder), "expires_at": at}
+
+
+def effective_memories(rows: list[Effective]) -> Json:
+    return {
+        "memories": [
+            {
+                "memory_id": e.memory_id,
+                "name": e.name,
+                "mode": e.mode,
+                "read_first": e.read_first,
+                "via": e.via,
+                "source": e.source,
+                "archived": e.archived,
+            }
+            for e in rows
+        ]
+    }
+
+
+def sync(result: SyncResult) -> Json:
+    return {
+        "memory": memory(result.view),
+        "sync": {"commit": result.commit, "changed": result.changed, "removed": result.removed},
+    }

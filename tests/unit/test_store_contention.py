@@ -380,7 +380,7 @@ def _agent(store: DynamoStore, kind: str) -> Scenario:
     def check() -> None:
         assert store.get(Ref.agent(agent.public_id)).public_id == agent.public_id
 
-    n = 3 if kind == "definition" else 2
+    n = 4 if kind == "definition" else 3
     return lambda: store.create_agent(agent, token), check, ["already_exists"] * n
 
 
@@ -446,8 +446,8 @@ ITEMS = {
     "account": 3,
     "human": 2,
     "workspace": 2,
-    "agent-program": 2,
-    "agent-definition": 3,
+    "agent-program": 3,
+    "agent-definition": 4,
     "rotation-first": 2,
     "rotation": 3,
 }

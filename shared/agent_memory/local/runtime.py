@@ -73,6 +73,8 @@ def start_local(port: int = 3000, root: Path | None = None) -> LocalService:
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     # Every request would print an EMF document to the terminal; CloudWatch is the only reader of those.
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    # A developer's own repositories may be synced into a Memory locally; AWS keeps this off.
+    os.environ.setdefault("AGENT_MEMORY_GIT_ALLOW_FILE", "true")
     # Hex: a key starting with "-" would read as an option where a command line carries it.
     operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_hex(24)
     os.environ["AGENT_MEMORY_OPERATOR_KEY"] = operator_key

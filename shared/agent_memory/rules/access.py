@@ -26,11 +26,12 @@ from ..model import (
     Execution,
     Human,
     Member,
+    OrgMemory,
     Principal,
     Speaker,
     Workspace,
 )
-from ..paths import MemoryPath, check_skill_path
+from ..paths import FILES_ROOT, MemoryPath, check_skill_path
 from ..ports import Ref
 
 Standing = Literal["write", "read"]
@@ -55,6 +56,8 @@ DOORS: Mapping[ContextDoor, DoorRules] = {
     "profile": DoorRules(bumps_revision=False, refuses_archived=False, checks_context_revision=False),
     "definition": DoorRules(bumps_revision=False, refuses_archived=False, checks_context_revision=False),
     "execution": DoorRules(bumps_revision=True, refuses_archived=False, checks_context_revision=False),
+    # An organization Memory's files: no conversation moves with them.
+    "memory": DoorRules(bumps_revision=False, refuses_archived=False, checks_context_revision=False),
 }
 
 _READ_ONLY_STANDING = "You have read-only standing in this workspace: you cannot write here."
@@ -475,3 +478,113 @@ def check_context_revision(ctx: Context, expected: int | None) -> None:
             f"The conversation's context_revision is {conv.context_revision}, not the "
             "expected_context_revision you sent: read the conversation again.",
         )
+
+
+# ---- organization Memories ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """How a principal reaches an organization Memory: its standing there, and by what.
+
+    `via` is "access" for a Human (open access, the panel, or the Memory's creator), "attachment" or
+    "default" for an agent (a session mount is a third way, which the execution carries)."""
+
+    standing: Standing
+    via: Literal["access", "attachment", "default", "mount"]
+    read_first: bool = False
+
+
+def memory_in_account(principal: Principal, memory: OrgMemory | None) -> OrgMemory:
+    if memory is None or memory.account_id != principal.account_id:
+        raise not_found("Memory")
+    return memory
+
+
+def memory_panel_needs(principal: Principal, memory: OrgMemory) -> list[Ref]:
+    """The rows a Human's reach of a restricted Memory is read from, beyond the Memory itself."""
+    if principal.kind != "human" or memory.access is None or _named(principal, memory):
+        return []
+    return [Ref.account(memory.account_id), *(Ref.member(ws, principal.public_id) for ws in memory.access.workspaces)]
+
+
+def _named(principal: Principal, memory: OrgMemory) -> bool:
+    return memory.created_by.public_id == principal.public_id or (
+        memory.access is not None and principal.public_id in memory.access.humans
+    )
+
+
+def human_memory_reach(principal: Principal, memory: OrgMemory, rows: Mapping[Ref, Any]) -> Reach | None:
+    """Every Human of the account reads and writes a Memory with open access. The Access panel narrows it
+    to the Humans it names and the members of the workspaces it names (a workspace's viewers read). Its
+    creator and the account's first Human always reach it: they are the ones who change its access."""
+    if memory.access is None or _named(principal, memory):
+        return Reach("write", "access")
+    account: Account | None = rows.get(Ref.account(memory.account_id))
+    if account is not None and account.first_human_id == principal.public_id:
+        return Reach("write", "access")
+    best: Standing | None = None
+    for ws in memory.access.workspaces:
+        member: Member | None = rows.get(Ref.member(ws, principal.public_id))
+        if member is None:
+            continue
+        if member.role in WRITING_ROLES:
+            return Reach("write", "access")
+        best = "read"
+    return None if best is None else Reach(best, "access")
+
+
+def agent_memory_reach(agent: Agent | None, memory: OrgMemory) -> Reach | None:
+    """An agent reaches a Memory through its own attachment, else through a tenant default that reaches it
+    (an attachment overrides a default). Its mode says whether it may write."""
+    if agent is None or agent.account_id != memory.account_id:
+        return None
+    for a in agent.memories:
+        if a.memory_id == memory.memory_id:
+            return Reach("write" if a.mode == "readWrite" else "read", "attachment", a.read_first)
+    d = memory.default
+    if d is not None and d.reaches(agent):
+        return Reach("write" if d.mode == "readWrite" else "read", "default", d.read_first)
+    return None
+
+
+def memory_source(memory: OrgMemory, reach: Reach) -> Source:
+    """The one root a Memory's files are reached through. A read-only reach (a readOnly attachment or
+    default, or a git-synced Memory, read-only to everyone) binds it read-only, so a write is
+    memory_read_only; a Human who only reads (a workspace's viewer) is refused not_authorized."""
+    agent_read_only = reach.via in ("attachment", "default", "mount") and reach.standing != "write"
+    read_only = memory.source == "git" or agent_read_only
+    binding = Binding(FILES_ROOT, "memory", "read" if read_only else "read_write")
+    return Source(binding, memory.anchor, reach.standing == "write")
+
+
+def may_manage_memory(principal: Principal, reach: Reach) -> None:
+    """Changing a Memory as a whole (its description, default, archive, deletion, a sync) is for the
+    Humans who write it; an agent changes files only."""
+    require_human(principal)
+    require_write_standing(reach.standing, "You can read this Memory but not change it.")
+
+
+def may_change_access(principal: Principal, memory: OrgMemory, rows: Mapping[Ref, Any]) -> None:
+    account: Account | None = rows.get(Ref.account(memory.account_id))
+    first = account.first_human_id if account is not None else None
+    if principal.public_id not in (memory.created_by.public_id, first):
+        raise ApiError(
+            "not_authorized", "Only the Memory's creator or the account's first Human changes who may see it."
+        )
+
+
+def may_attach(principal: Principal, agent: Agent) -> None:
+    """An agent's attachments are its steward's to set, or a program's own."""
+    if principal.public_id == agent.steward_id or (agent.kind == "program" and principal.public_id == agent.public_id):
+        return
+    raise ApiError("not_authorized", "Only the agent's steward (or the agent itself, for a program) sets its memories.")
+
+
+def may_see_agent(principal: Principal, agent: Agent | None) -> Agent:
+    """An agent's detail is visible to its account's Humans and to itself."""
+    if agent is None or agent.account_id != principal.account_id:
+        raise not_found("agent")
+    if principal.kind == "agent" and principal.public_id != agent.public_id:
+        raise not_found("agent")
+    return agent

@@ -14,13 +14,14 @@ from .clients import aws_clients
 from .content import CACHE, Content
 from .directory import DirectoryWrites
 from .idempotency import IdempotencyRecords
+from .memories import Memories
 from .reads import Reads
 from .versions import Versions
 
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 
 
-class DynamoStore(Reads, DirectoryWrites, Versions, Content, IdempotencyRecords):
+class DynamoStore(Reads, DirectoryWrites, Versions, Memories, Content, IdempotencyRecords):
     """The production store: one DynamoDB table and one S3 bucket (implements `ports.Store`)."""
 
 

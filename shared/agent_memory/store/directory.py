@@ -13,6 +13,7 @@ from .errors import Refusals, Step, attempt, keyed, read, transact, write_one
 from .items import (
     Item,
     account_item,
+    agent_index_item,
     agent_item,
     attribute,
     conversation_item,
@@ -104,6 +105,8 @@ class DirectoryWrites(Backend):
     def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
         """Refuses `already_exists` when a definition of that name exists under the steward."""
         steps: list[Step] = [("agent", self._new(agent_item(agent)))]
+        # The account's index of its agents: who a tenant default reaches, by name.
+        steps.append(("index", {"Put": {"TableName": self.table, "Item": agent_index_item(agent)}}))
         if agent.kind == "definition":
             steps.append(("defname", self._new(definition_item(agent))))
         if token is not None:

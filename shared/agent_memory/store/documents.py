@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ApiError, stale, version_not_found, version_redacted
+from ..ids import now_iso
 from ..model import (
-    MAX_DOCUMENTS_PER_ANCHOR,
     Anchor,
+    Author,
     Conversation,
     ConversationBump,
     Document,
@@ -17,13 +19,28 @@ from ..model import (
     Version,
     VersionCheck,
     WriteBudget,
+    max_documents,
 )
 from . import keys
 from .clients import Backend
 from .content import pool
 from .errors import Refusal, Refusals, Step, read, transact, write_one
 from .forklog import fork_log_item
-from .items import conversation_item, doc_item, doc_row, marshal, meta_item, room_entry_item, version_item
+from .items import (
+    author_attributes,
+    author_of,
+    conversation_item,
+    doc_item,
+    doc_row,
+    marshal,
+    meta_item,
+    room_entry_item,
+    version_item,
+)
+
+# Changes per transaction of a grouped commit: three items each at most (pointer, record, pruned record),
+# and the counter row.
+GROUP_SIZE = 32
 
 
 class Documents(Backend):
@@ -68,10 +85,15 @@ class Documents(Backend):
         # The caller's write budget is one more item of the same commit, so metering costs no request.
         creates = change.expected is None and change.new is not None
         steps: list[Step] = [("document", self._doc_op(change))]
-        if creates:
-            steps.append(("meta", self._meta_op(change.anchor, +1)))
-        elif change.new is None:
-            steps.append(("meta", self._meta_op(change.anchor, -1)))
+        count = 1 if creates else -1 if change.new is None else 0
+        if change.anchor.scope == "memory":
+            # A Memory's counter row moves with every commit of its files (count, bytes, last writer), and
+            # refuses one into a Memory deleted meanwhile; a lease held by anyone else refuses it too.
+            steps.append(("meta", self._memory_meta_op(change.anchor, count, change.size_delta, change)))
+            if change.writer is not None:
+                steps.append(("lease", self._lease_check(change.anchor, change.rest, change.writer)))
+        elif count:
+            steps.append(("meta", self._meta_op(change.anchor, count)))
         if change.bump is not None:
             steps.append(("conversation", self._bump_op(change.bump)))
         if change.alias is not None:
@@ -107,6 +129,27 @@ class Documents(Backend):
             return
         transact(self.ddb, steps, refusals)
 
+    def commit_group(self, changes: list[DocumentChange]) -> None:
+        """Changes of one Memory's files (a git sync's), in as few transactions as DynamoDB's 100 items a
+        transaction allow: each moves the counter row once for all of its changes. Every change keeps its
+        own condition; a refused transaction changes nothing, the ones before it stay."""
+        for start in range(0, len(changes), GROUP_SIZE):
+            group = changes[start : start + GROUP_SIZE]
+            steps: list[Step] = []
+            count = size = 0
+            for change in group:
+                steps.append(("document", self._doc_op(change)))
+                if change.version is not None:
+                    steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(change.version)}}))
+                if change.prune is not None:
+                    key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
+                    steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
+                count += 1 if change.expected is None else -1 if change.new is None else 0
+                size += change.size_delta
+            last = group[-1]
+            steps.append(("meta", self._memory_meta_op(last.anchor, count, size, last)))
+            transact(self.ddb, steps, _commit_refusals(last, count > 0))
+
     def _doc_op(self, change: DocumentChange) -> dict[str, Any]:
         op: dict[str, Any] = {"TableName": self.table, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
         if change.expected is None:
@@ -136,6 +179,52 @@ class Documents(Backend):
             }
         }
 
+    def _memory_meta_op(self, anchor: Anchor, count: int, size: int, change: DocumentChange) -> dict[str, Any]:
+        names = {"#pk": "pk", "#dc": "doc_count", "#b": "bytes", "#del": "deleted_at"}
+        values: dict[str, Any] = {":d": {"N": str(count)}, ":b": {"N": str(size)}}
+        cond = "attribute_exists(#pk) AND attribute_not_exists(#del)"
+        if count > 0:
+            cond += " AND (attribute_not_exists(#dc) OR #dc <= :cap)"
+            values[":cap"] = {"N": str(max_documents(anchor) - count)}
+        update = "ADD #dc :d, #b :b"
+        author = change.new.author if change.new is not None else change.writer
+        if author is not None:
+            sets = []
+            for name, value in _author_values("written_by", author).items():
+                names[f"#{name}"] = name
+                values[f":{name}"] = value
+                sets.append(f"#{name} = :{name}")
+            names["#wa"] = "written_at"
+            values[":wa"] = {"S": change.new.written_at if change.new is not None else now_iso()}
+            sets.append("#wa = :wa")
+            update = "SET " + ", ".join(sets) + " " + update
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": keys.wire(keys.meta(anchor)),
+                "UpdateExpression": update,
+                "ConditionExpression": cond,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
+
+    def _lease_check(self, anchor: Anchor, rest: str, writer: Author) -> dict[str, Any]:
+        return {
+            "ConditionCheck": {
+                "TableName": self.table,
+                "Key": keys.wire(keys.lease(anchor, rest)),
+                "ConditionExpression": "attribute_not_exists(#pk) OR #lu <= :now OR #hk = :me",
+                "ExpressionAttributeNames": {"#pk": "pk", "#lu": "lease_until", "#hk": "holder_key"},
+                "ExpressionAttributeValues": {
+                    ":now": {"N": f"{time.time():.3f}"},
+                    ":me": {"S": f"{writer.kind}:{writer.public_id}"},
+                },
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
+
     def _meta_op(self, anchor: Anchor, delta: int) -> dict[str, Any]:
         op: dict[str, Any] = {
             "TableName": self.table,
@@ -146,7 +235,7 @@ class Documents(Backend):
         }
         if delta > 0:
             op["ConditionExpression"] = "attribute_not_exists(#dc) OR #dc <= :cap"
-            op["ExpressionAttributeValues"][":cap"] = {"N": str(MAX_DOCUMENTS_PER_ANCHOR - delta)}
+            op["ExpressionAttributeValues"][":cap"] = {"N": str(max_documents(anchor) - delta)}
         return {"Update": op}
 
     def _bump_op(self, bump: ConversationBump) -> dict[str, Any]:
@@ -320,16 +409,45 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
             return version_redacted(need.lock_version)
 
         by_role["source"] = source_refused
-    if creates:
+    cap = max_documents(change.anchor)
+    if change.anchor.scope == "memory":
+
+        def memory_refused(old: dict[str, Any] | None) -> ApiError:
+            if old is None or old.get("deleted_at") is not None:
+                return ApiError("not_found", "That Memory no longer exists.")
+            return ApiError("memory_full", f"This Memory already holds {cap} files: delete one first.")
+
+        by_role["meta"] = memory_refused
+        by_role["lease"] = leased_refusal
+    elif creates:
         # The counter's condition only fails a create: the anchor already holds the most it may.
         by_role["meta"] = lambda _: ApiError(
             "memory_full",
-            f"This scope already holds {MAX_DOCUMENTS_PER_ANCHOR} documents: delete or merge one first.",
+            f"This scope already holds {cap} documents: delete or merge one first.",
         )
     # A cancellation by a concurrent transaction (TransactionConflict) or by throttling is no refusal:
     # the translator retries it, and every condition above is checked again on each attempt, so a writer
     # whose view went stale meanwhile is still refused as stale.
     return Refusals(by_role, otherwise=stale)
+
+
+def leased_refusal(old: dict[str, Any] | None) -> ApiError:
+    """A change refused by a lease someone else holds on the file: who holds it, and until when."""
+    holder = author_of(old or {}, "holder")
+    until = float((old or {}).get("lease_until") or 0)
+    at = datetime.fromtimestamp(until, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return ApiError(
+        "memory_leased",
+        f"{(old or {}).get('path', 'This file')!r} is leased by {holder.name or holder.public_id} until {at}: "
+        "try again after the lease ends.",
+        holder={"kind": holder.kind, "public_id": holder.public_id, "name": holder.name},
+        expires_at=at,
+    )
+
+
+def _author_values(prefix: str, author: Author) -> dict[str, Any]:
+    """An author's flat attributes in the wire format, for an UpdateExpression's SET."""
+    return {k: {"S": v} for k, v in author_attributes(author, prefix).items() if v is not None}
 
 
 _SPENT = {

@@ -21,13 +21,21 @@ from ..model import (
     Account,
     Agent,
     Anchor,
+    Attachment,
     Author,
     Conversation,
     Document,
     Execution,
     FrozenBinding,
+    GitOrigin,
     Human,
+    Lease,
     Member,
+    MemoryAccess,
+    MemoryDefault,
+    MemoryReference,
+    MemoryStats,
+    OrgMemory,
     PromotedFrom,
     Quarantine,
     Speaker,
@@ -173,8 +181,34 @@ def agent_item(a: Agent) -> Item:
             "has_limit": a.memory_context_limit is not None,
             "created_at": a.created_at,
             "token_digest": a.token_digest,
+            "deployment": a.deployment,
+            "memories": attachments_attribute(a.memories) if a.memories else None,
+            "memories_revision": a.memories_revision or None,
         }
     )
+
+
+def agent_index_item(a: Agent) -> Item:
+    pk, sk = keys.agent_index(a.account_id, a.public_id)
+    return marshal({"pk": pk, "sk": sk, "name": a.name, "deployment": a.deployment})
+
+
+def agent_index_row(item: Item) -> tuple[str, str, str | None]:
+    it = unmarshal(item)
+    return it["sk"][len(keys.AGENT_INDEX) :], it["name"], it.get("deployment")
+
+
+def attachments_attribute(attached: tuple[Attachment, ...]) -> dict[str, Any]:
+    """An agent's attachments as a map by Memory id (so a Memory's deletion removes its entry by name),
+    each with its position in the list the steward gave."""
+    return {a.memory_id: {"mode": a.mode, "read_first": a.read_first, "position": i} for i, a in enumerate(attached)}
+
+
+def _attachments(raw: Any) -> tuple[Attachment, ...]:
+    if not isinstance(raw, dict):
+        return ()
+    ordered = sorted(raw.items(), key=lambda kv: int(kv[1].get("position", 0)))
+    return tuple(Attachment(mid, v["mode"], bool(v["read_first"])) for mid, v in ordered)
 
 
 def agent_row(item: Item) -> Agent:
@@ -188,6 +222,9 @@ def agent_row(item: Item) -> Agent:
         memory_context_limit=it.get("memory_context_limit") if it.get("has_limit") else None,
         created_at=it["created_at"],
         token_digest=it.get("token_digest"),
+        deployment=it.get("deployment"),
+        memories=_attachments(it.get("memories")),
+        memories_revision=int(it.get("memories_revision") or 0),
     )
 
 
@@ -438,14 +475,24 @@ def _author_attributes(a: Author, prefix: str = "author") -> dict[str, Any]:
         prefix: f"{a.kind}:{a.public_id}",
         f"{prefix}_name": a.name,
         f"{prefix}_execution": a.execution_public_id,
+        f"{prefix}_commit": a.commit,
     }
 
 
 def _author(it: dict[str, Any], prefix: str = "author") -> Author:
     kind, _, public_id = str(it.get(prefix) or "").partition(":")
     return Author(
-        "agent" if kind == "agent" else "human", public_id, it.get(f"{prefix}_name"), it.get(f"{prefix}_execution")
+        kind if kind in ("agent", "sync") else "human",  # type: ignore[arg-type]
+        public_id,
+        it.get(f"{prefix}_name"),
+        it.get(f"{prefix}_execution"),
+        it.get(f"{prefix}_commit"),
     )
+
+
+# The author mappers under the names other store modules use.
+author_attributes = _author_attributes
+author_of = _author
 
 
 def doc_row(item: Item, anchor: Anchor | None = None) -> Document:
@@ -487,16 +534,11 @@ def version_item(v: Version) -> Item:
         "rolled_back_from": v.rolled_back_from,
         "forked_from": v.forked_from,
         "redacted_at": v.redacted_at,
+        "handed_off": v.handed_off or None,
         **_safety_attributes(v.pii, v.quarantine),
     }
     if v.promoted_from is not None:
-        p = v.promoted_from
-        out["promoted_from"] = {
-            "anchor_public_id": p.anchor_public_id,
-            "path": p.path,
-            "public_id": p.public_id,
-            "lock_version": p.lock_version,
-        }
+        out["promoted_from"] = promoted_attribute(v.promoted_from)
     if v.redacted_by is not None:
         out.update(_author_attributes(v.redacted_by, "redacted_by"))
     return marshal(out)
@@ -521,16 +563,42 @@ def version_row(item: Item, anchor: Anchor, rest: str) -> Version:
         float(it.get("recorded_at") or 0),
         overwrote_concurrent_edit=bool(it.get("overwrote")),
         rolled_back_from=it.get("rolled_back_from"),
-        promoted_from=PromotedFrom(
-            promoted["anchor_public_id"], promoted["path"], promoted["public_id"], int(promoted["lock_version"])
-        )
-        if isinstance(promoted, dict)
-        else None,
+        promoted_from=_promoted(promoted),
         forked_from=it.get("forked_from"),
         redacted_at=it.get("redacted_at"),
         redacted_by=_author(it, "redacted_by") if it.get("redacted_by") else None,
         pii=_pii(it),
         quarantine=_quarantine(it),
+        handed_off=bool(it.get("handed_off")),
+    )
+
+
+def promoted_attribute(p: PromotedFrom) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "anchor_public_id": p.anchor_public_id,
+        "path": p.path,
+        "public_id": p.public_id,
+        "lock_version": p.lock_version,
+    }
+    if p.memory_id is not None:
+        out["memory_id"] = p.memory_id
+    if p.promoted_by is not None:
+        out |= {k: v for k, v in _author_attributes(p.promoted_by, "promoted_by").items() if v is not None}
+        out["promoted_at"] = p.promoted_at
+    return out
+
+
+def _promoted(raw: Any) -> PromotedFrom | None:
+    if not isinstance(raw, dict):
+        return None
+    return PromotedFrom(
+        raw["anchor_public_id"],
+        raw["path"],
+        raw["public_id"],
+        int(raw["lock_version"]),
+        raw.get("memory_id"),
+        _author(raw, "promoted_by") if raw.get("promoted_by") else None,
+        raw.get("promoted_at"),
     )
 
 
@@ -568,11 +636,157 @@ def idempotency_record(it: dict[str, Any]) -> Record:
     )
 
 
+# ---- organization Memories ---------------------------------------------------------------------------
+
+
+def memory_item(m: OrgMemory) -> Item:
+    pk, sk = keys.memory(m.memory_id)
+    out: dict[str, Any] = {
+        "pk": pk,
+        "sk": sk,
+        "account_id": m.account_id,
+        "name": m.name,
+        "description": m.description,
+        "source": m.source,
+        **_author_attributes(m.created_by, "created_by"),
+        "created_at": m.created_at,
+        "archived": m.archived,
+        "attachment_count": m.attachment_count,
+        "revision": m.revision,
+        **memory_settings(m),
+    }
+    if m.git is not None:
+        out |= {"git_url": m.git.url, "git_ref": m.git.ref, "git_path": m.git.path, "git_commit": m.git.commit}
+    if m.promoted_from is not None:
+        out["promoted_from"] = promoted_attribute(m.promoted_from)
+    return marshal(out)
+
+
+def memory_settings(m: OrgMemory) -> dict[str, Any]:
+    """The attributes a PATCH may change (description aside), each present as null when unset so an
+    update can SET them all."""
+    d, a = m.default, m.access
+    return {
+        "default": None
+        if d is None
+        else {"reach": d.reach, "deployment": d.deployment, "mode": d.mode, "read_first": d.read_first},
+        "access": None if a is None else {"humans": list(a.humans), "workspaces": list(a.workspaces)},
+    }
+
+
+def _default(raw: Any) -> MemoryDefault | None:
+    if not isinstance(raw, dict):
+        return None
+    return MemoryDefault(raw["reach"], raw.get("deployment"), raw["mode"], bool(raw["read_first"]))
+
+
+def _access(raw: Any) -> MemoryAccess | None:
+    if not isinstance(raw, dict):
+        return None
+    return MemoryAccess(tuple(raw.get("humans") or ()), tuple(raw.get("workspaces") or ()))
+
+
+def memory_row(item: Item) -> OrgMemory | None:
+    """A Memory, or None while its deletion is under way (it is gone for every reader from the start)."""
+    it = unmarshal(item)
+    if it.get("deleting"):
+        return None
+    git = None
+    if it.get("git_url"):
+        git = GitOrigin(it["git_url"], it.get("git_ref") or "", it.get("git_path") or "", it.get("git_commit"))
+    return OrgMemory(
+        memory_id=it["pk"][len(keys.MEMORY) :],
+        account_id=it["account_id"],
+        name=it["name"],
+        description=it.get("description") or "",
+        source="git" if it.get("source") == "git" else "native",
+        created_by=_author(it, "created_by"),
+        created_at=it["created_at"],
+        archived=bool(it.get("archived")),
+        git=git,
+        default=_default(it.get("default")),
+        access=_access(it.get("access")),
+        promoted_from=_promoted(it.get("promoted_from")),
+        attachment_count=int(it.get("attachment_count") or 0),
+        revision=int(it.get("revision") or 0),
+    )
+
+
+def memory_index_item(m: OrgMemory) -> Item:
+    pk, sk = keys.memory_index(m.account_id, m.memory_id)
+    return marshal({"pk": pk, "sk": sk, "name": m.name})
+
+
+def memory_name_item(m: OrgMemory) -> Item:
+    pk, sk = keys.memory_name(m.account_id, m.name)
+    return marshal({"pk": pk, "sk": sk, "memory_id": m.memory_id})
+
+
+def memory_default_item(m: OrgMemory) -> Item:
+    pk, sk = keys.memory_default(m.account_id, m.memory_id)
+    return marshal({"pk": pk, "sk": sk, "name": m.name, **memory_settings(m)})
+
+
+def memory_default_row(item: Item) -> tuple[str, str, MemoryDefault]:
+    """(memory id, name, default) of a default's index entry."""
+    it = unmarshal(item)
+    d = _default(it.get("default"))
+    if d is None:
+        raise ValueError("a default index entry without its default")
+    return it["sk"][len(keys.MEMORY_DEFAULT) :], it["name"], d
+
+
+def memory_ref_item(account_id: str, r: MemoryReference) -> Item:
+    pk, sk = keys.memory_ref(account_id, r.memory_id, r.agent_id)
+    return marshal({"pk": pk, "sk": sk, "agent_name": r.agent_name, "mode": r.mode, "read_first": r.read_first})
+
+
+def memory_ref_row(item: Item) -> MemoryReference:
+    it = unmarshal(item)
+    memory_id, _, agent_id = it["sk"][len(keys.MEMORY_REF) :].partition("#")
+    return MemoryReference(memory_id, agent_id, it.get("agent_name") or "", it["mode"], bool(it["read_first"]))
+
+
+def memory_stats_row(item: Item) -> MemoryStats | None:
+    it = unmarshal(item)
+    if it.get("deleted_at") is not None:
+        return None
+    return MemoryStats(
+        int(it.get("doc_count") or 0),
+        int(it.get("bytes") or 0),
+        _author(it, "written_by") if it.get("written_by") else None,
+        it.get("written_at"),
+    )
+
+
+def lease_item(anchor: Anchor, lease: Lease) -> Item:
+    pk, sk = keys.lease(anchor, lease.path)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "path": lease.path,
+            **_author_attributes(lease.holder, "holder"),
+            "holder_key": f"{lease.holder.kind}:{lease.holder.public_id}",
+            # Read by the commit's condition (epoch seconds, fractions kept) and by the table's TTL.
+            "lease_until": Decimal(str(round(lease.expires_at, 3))),
+            "expires_at": int(lease.expires_at) + 1,
+        }
+    )
+
+
+def lease_row(item: Item, memory_id: str = "") -> Lease:
+    it = unmarshal(item)
+    return Lease(memory_id, it.get("path") or "", _author(it, "holder"), float(it.get("lease_until") or 0))
+
+
 def read_row(ref: Ref, item: Item) -> Any:
     """The row object a batch read answers for one ref."""
     if ref.kind == "version":
         _, _, rest = ref.b.partition("#")
         return version_row(item, Anchor.from_key(ref.a), rest)
+    if ref.kind == "lease":
+        return lease_row(item, Anchor.from_key(ref.a).owner_id)
     return ROWS[ref.kind](item)
 
 
@@ -589,4 +803,6 @@ ROWS: dict[str, Callable[[Item], Any]] = {
     "document": doc_row,
     "execution": execution_row,
     "idempotency": idempotency_row,
+    "memory": memory_row,
+    "memory_stats": memory_stats_row,
 }

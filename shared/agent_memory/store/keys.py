@@ -20,6 +20,14 @@ One table holds every item; the partition key names the thing, the sort key the 
     RATE#<principal>          MIN#<minute>       writes counted this minute (the write budget; expires by TTL)
     FORKLOG#<utc hour>        <time>#<child>     content keys a fork copied, for the sweeper (expires by TTL)
     IDEM#<scope>#<key hash>   IDEM               a keyed request's fingerprint and recorded answer (expires by TTL)
+    MEM#<memory id>           MEM                an organization Memory: name, description, source, default, access
+    ACCOUNT#<id>              MEMORY#<memory id> the account's index of its Memories (what a listing walks)
+    ACCOUNT#<id>              MEMNAME#<name>     claims a Memory name, unique per account
+    ACCOUNT#<id>              MEMDEFAULT#<id>    a tenant default: its reach, mode and read_first
+    ACCOUNT#<id>              MEMREF#<mem>#<agent>  an agent the Memory is attached to (mode, read_first, name)
+    ACCOUNT#<id>              AGENTREF#<agent>   the account's index of its agents (name, deployment)
+    ANCHOR#memory#<id>        #META              a Memory's file count, bytes and last writer; deleted_at once deleted
+    ANCHOR#memory#<id>        LEASE#<h>          a short lease on the file at <path> (expires_at; TTL removes it)
 
 <anchor> is `Anchor.key`: <scope>#<owner>[#<speaker>]; <minute> is whole minutes since the epoch.
 <h> is the SHA-256 (hex) of the document's <path>: a path may take 1020 bytes, which a sort key with a
@@ -55,6 +63,13 @@ VERSION_DIGITS = 12
 RATE = "RATE#"
 FORK_LOG = "FORKLOG#"
 IDEMPOTENCY = "IDEM#"
+MEMORY = "MEM#"
+MEMORY_INDEX = "MEMORY#"
+MEMORY_NAME = "MEMNAME#"
+MEMORY_DEFAULT = "MEMDEFAULT#"
+MEMORY_REF = "MEMREF#"
+LEASE = "LEASE#"
+AGENT_INDEX = "AGENTREF#"
 
 
 def token(digest: str) -> Key:
@@ -157,6 +172,34 @@ def idempotency(scope: str, key_digest: str) -> Key:
     return f"{IDEMPOTENCY}{scope}#{key_digest}", "IDEM"
 
 
+def memory(memory_id: str) -> Key:
+    return f"{MEMORY}{memory_id}", "MEM"
+
+
+def memory_index(account_id: str, memory_id: str) -> Key:
+    return f"{ACCOUNT}{account_id}", f"{MEMORY_INDEX}{memory_id}"
+
+
+def memory_name(account_id: str, name: str) -> Key:
+    return f"{ACCOUNT}{account_id}", f"{MEMORY_NAME}{name}"
+
+
+def memory_default(account_id: str, memory_id: str) -> Key:
+    return f"{ACCOUNT}{account_id}", f"{MEMORY_DEFAULT}{memory_id}"
+
+
+def memory_ref(account_id: str, memory_id: str, agent_id: str) -> Key:
+    return f"{ACCOUNT}{account_id}", f"{MEMORY_REF}{memory_id}#{agent_id}"
+
+
+def agent_index(account_id: str, agent_id: str) -> Key:
+    return f"{ACCOUNT}{account_id}", f"{AGENT_INDEX}{agent_id}"
+
+
+def lease(anchor: Anchor, rest: str) -> Key:
+    return anchor_pk(anchor), f"{LEASE}{path_hash(rest)}"
+
+
 def ref_key(ref: Ref) -> Key:
     """The key of the row a `Ref` names."""
     match ref.kind:
@@ -183,6 +226,12 @@ def ref_key(ref: Ref) -> Key:
             return execution(ref.a)
         case "idempotency":
             return idempotency(ref.a, ref.b)
+        case "memory":
+            return memory(ref.a)
+        case "memory_stats":
+            return meta(Anchor("memory", ref.a))
+        case "lease":
+            return lease(Anchor.from_key(ref.a), ref.b)
         case "version":
             # ("version", anchor key, "<lock_version>#<rest>"): the number first, since a path may hold '#'.
             number, _, rest = ref.b.partition("#")

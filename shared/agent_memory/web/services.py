@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..directory import Directory
     from ..executions import ExecutionService
     from ..history import HistoryService
+    from ..memories import MemoriesService
     from ..memory import MemoryService
     from ..resolver import Resolver
     from ..skills import SkillService
@@ -96,3 +97,11 @@ def reset_services() -> None:
 
     for factory in (budgets, resolver, directory, memory, history, skills, block, executions, tools, operator_key):
         factory.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def memories() -> MemoriesService:
+    from ..memories import MemoriesService
+
+    r = resolver()
+    return MemoriesService(r.store, r, memory(), history(), budgets(), git_allow_file=settings().git_allow_file)

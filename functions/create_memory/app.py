@@ -1,0 +1,5 @@
+"""POST /agent_api/v1/memories"""
+
+from agent_memory.web.lambda_entry import entry
+
+handler = entry("create_memory")

@@ -1,0 +1,246 @@
+"""Organization Memories: the Memory as a whole, its files (the seed's six verbs and the history verbs,
+through the Memory's one root), leases, promote, Git sync, agents' attachments and the memory map."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ... import views
+from ...inputs.memories import (
+    CreateMemory,
+    FileDelete,
+    FileEdit,
+    FileGrep,
+    FileLease,
+    FileRollback,
+    FileShow,
+    FilesQuery,
+    FileVersions,
+    FileVersionShow,
+    FileWrite,
+    MemoriesQuery,
+    PatchAgent,
+    PatchMemory,
+    PromoteToMemory,
+)
+from ...memories import AgentPatch, MemoryPatch, MemorySpec, MemoryView, check_memory_id
+from ...model import Agent, Located
+from ...paths import MemoryPath, parse_document_path, parse_file_path
+from ...resolver import MemoryDoor
+from .. import services
+from ..glue import Reply, Request
+from . import answered, no_content, parsed
+
+
+def _memory(status: int) -> Callable[[MemoryView], Reply]:
+    return lambda view: Reply(status, {"memory": views.memory(view)})
+
+
+def _file(status: int) -> Callable[[Located], Reply]:
+    return lambda loc: Reply(status, {"file": views.file(loc)})
+
+
+def _door(req: Request, paths: tuple[MemoryPath, ...] = (), versions: tuple[int, ...] = ()) -> MemoryDoor:
+    return services.resolver().memory(
+        req.token, check_memory_id(req.params["memory_id"]), paths=paths, versions=versions
+    )
+
+
+# ---- the Memory ----------------------------------------------------------------------------------------
+
+
+def create_memory(req: Request) -> Reply:
+    m = parsed(req, CreateMemory).memory
+    spec = MemorySpec(
+        name=m.name,
+        description=m.description,
+        files=[(f.path, f.content) for f in m.files],
+        git=None if m.source is None else (m.source.url, m.source.ref, m.source.path),
+        default=None if m.default is None else m.default.value(),
+        access=None if m.access is None else m.access.value(),
+    )
+    return answered(_memory(201), lambda: services.memories().create(req.token, spec))
+
+
+def list_memories(req: Request) -> Reply:
+    q = parsed(req, MemoriesQuery, {"limit": req.query.get("limit"), "cursor": req.query.get("cursor")})
+    return Reply(200, views.memory_page(services.memories().listing(req.token, q.limit, q.cursor)))
+
+
+def show_memory(req: Request) -> Reply:
+    view = services.memories().show(req.token, req.params["memory_id"])
+    return Reply(200, {"memory": views.memory(view)})
+
+
+def update_memory(req: Request) -> Reply:
+    m = parsed(req, PatchMemory).memory
+    change = MemoryPatch(
+        description=m.description,
+        default_given=m.given("default"),
+        default=None if m.default is None else m.default.value(),
+        access_given=m.given("access"),
+        access=None if m.access is None else m.access.value(),
+    )
+    return answered(_memory(200), lambda: services.memories().patch(req.token, req.params["memory_id"], change))
+
+
+def archive_memory(req: Request) -> Reply:
+    return answered(_memory(200), lambda: services.memories().archive(req.token, req.params["memory_id"]))
+
+
+def delete_memory(req: Request) -> Reply:
+    return answered(no_content, lambda: services.memories().delete(req.token, req.params["memory_id"]))
+
+
+def sync_memory(req: Request) -> Reply:
+    return answered(
+        lambda result: Reply(200, views.sync(result)),
+        lambda: services.memories().sync(req.token, req.params["memory_id"]),
+    )
+
+
+def promote_memory(req: Request) -> Reply:
+    p = parsed(req, PromoteToMemory).promote
+    src = p.source
+    resolver = services.resolver()
+    if src.memory_id is not None:
+        path = parse_file_path(src.path)
+        ctx = services.resolver().memory(req.token, src.memory_id, paths=(path,), versions=(src.lock_version,)).context
+    else:
+        path = parse_document_path(src.path)
+        ws = src.workspace_public_id or ""
+        if src.conversation_public_id is not None:
+            ctx = resolver.conversation(
+                req.token, ws, src.conversation_public_id, paths=(path,), versions=(src.lock_version,)
+            )
+        else:
+            ctx = resolver.workspace(req.token, ws, paths=(path,), versions=(src.lock_version,))
+    return answered(
+        _memory(201),
+        lambda: services.memories().promote(
+            req.token,
+            ctx,
+            path,
+            src.lock_version,
+            src.memory_id,
+            p.name,
+            p.description,
+            p.file_path,
+            None if p.default is None else p.default.value(),
+        ),
+    )
+
+
+# ---- files -----------------------------------------------------------------------------------------------
+
+
+def list_files(req: Request) -> Reply:
+    q = parsed(
+        req,
+        FilesQuery,
+        {"prefix": req.query.get("prefix"), "limit": req.query.get("limit"), "cursor": req.query.get("cursor")},
+    )
+    page = services.memories().files(req.token, req.params["memory_id"], q.prefix, q.limit, q.cursor)
+    return Reply(200, views.file_page(page))
+
+
+def show_file(req: Request) -> Reply:
+    f = parsed(req, FileShow).file
+    ctx = _door(req, (f.path,)).context
+    return Reply(200, {"file": views.file(services.memory().show(ctx, f.path))})
+
+
+def write_file(req: Request) -> Reply:
+    f = parsed(req, FileWrite).file
+    ctx = _door(req, (f.path,)).context
+    return answered(
+        _file(201),
+        lambda: services.memory().write(
+            ctx, f.path, f.content, f.expected, overwrite=f.conflict_resolution == "overwrite"
+        ),
+    )
+
+
+def edit_file(req: Request) -> Reply:
+    f = parsed(req, FileEdit).file
+    ctx = _door(req, (f.path,)).context
+    return answered(_file(200), lambda: services.memory().edit(ctx, f.path, f.old_text, f.new_text, f.expected))
+
+
+def delete_file(req: Request) -> Reply:
+    f = parsed(req, FileDelete).file
+    ctx = _door(req, (f.path,)).context
+    return answered(no_content, lambda: services.memory().delete(ctx, f.path, f.expected))
+
+
+def grep_files(req: Request) -> Reply:
+    f = parsed(req, FileGrep).file
+    ctx = _door(req).context
+    prefix = f.path if f.path is not None and f.path.rest else None
+    return Reply(200, views.grep(services.memory().grep(ctx, f.pattern, prefix, f.ignore_case, f.limit)))
+
+
+def file_versions(req: Request) -> Reply:
+    f = parsed(req, FileVersions).file
+    ctx = _door(req, (f.path,)).context
+    return Reply(200, views.version_page(services.history().versions(ctx, f.path, f.limit, f.cursor)))
+
+
+def show_file_version(req: Request) -> Reply:
+    f = parsed(req, FileVersionShow).file
+    ctx = _door(req, (f.path,), (f.lock_version,)).context
+    return Reply(200, {"version": views.shown_version(services.history().show(ctx, f.path, f.lock_version))})
+
+
+def rollback_file(req: Request) -> Reply:
+    f = parsed(req, FileRollback).file
+    ctx = _door(req, (f.path,), (f.lock_version,)).context
+    return answered(_file(201), lambda: services.history().rollback(ctx, f.path, f.lock_version, f.expected))
+
+
+def lease_file(req: Request) -> Reply:
+    f = parsed(req, FileLease).file
+    return answered(
+        lambda lease: Reply(200, {"lease": views.lease(lease)}),
+        lambda: services.memories().lease(req.token, req.params["memory_id"], f.path, f.seconds),
+    )
+
+
+# ---- agents -------------------------------------------------------------------------------------------------
+
+
+def _agent(a: Agent) -> Reply:
+    return Reply(200, {"agent": views.agent(a)})
+
+
+def show_agent(req: Request) -> Reply:
+    return _agent(services.memories().agent(req.token, req.params["agent_public_id"]))
+
+
+def update_agent(req: Request) -> Reply:
+    a = parsed(req, PatchAgent).agent
+    change = AgentPatch(
+        memories=None if a.memories is None else [m.value() for m in a.memories],
+        deployment_given=a.given("deployment"),
+        deployment=a.deployment,
+    )
+    return answered(_agent, lambda: services.memories().update_agent(req.token, req.params["agent_public_id"], change))
+
+
+def agent_memories(req: Request) -> Reply:
+    rows = services.memories().effective(req.token, req.params["agent_public_id"])
+    return Reply(200, views.effective_memories(rows))
+
+
+# ---- the map -------------------------------------------------------------------------------------------------
+
+
+def memory_map(req: Request) -> Reply:
+    return Reply(200, services.memories().graph(req.token))
+
+
+def memory_map_page(req: Request) -> Reply:
+    from ...mapview import render_map_html
+
+    page = render_map_html(services.memories().graph(req.token))
+    return Reply(200, page, {"content-type": "text/html; charset=utf-8"})
