@@ -417,10 +417,16 @@ class MemoriesService:
     # ---- files --------------------------------------------------------------------------------------------
 
     def files(
-        self, presented: PresentedToken | None, memory_id: str, prefix: MemoryPath, limit: int, cursor: str | None
+        self,
+        presented: PresentedToken | None,
+        memory_id: str,
+        prefix: MemoryPath | None,
+        limit: int,
+        cursor: str | None,
     ) -> FilePage:
         door = self.resolver.memory(presented, check_memory_id(memory_id))
-        docs = [d for d in self.store.list_documents(door.memory.anchor) if prefix_matches(prefix.rest, d.rest)]
+        folder = "" if prefix is None else prefix.rest
+        docs = [d for d in self.store.list_documents(door.memory.anchor) if prefix_matches(folder, d.rest)]
         if cursor is not None:
             docs = [d for d in docs if d.rest > cursor]
         page = docs[:limit]
