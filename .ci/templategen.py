@@ -269,6 +269,12 @@ def function_block(route: Route) -> str:
             Method: {route.method}
             Path: "{route.path}"
 """
+    if route.name in GIT_ROUTES:
+        # A Git read (network, up to 100 MiB of pack) and an import of up to 1000 files: the most time an
+        # HTTP API integration waits, and the memory (and so the CPU share) to parse a large pack.
+        block += """      Timeout: 29
+      MemorySize: 1024
+"""
     if route.access == "operator":
         block += """      Environment:
         Variables:
@@ -276,6 +282,9 @@ def function_block(route: Route) -> str:
 """
     return block
 
+
+# The routes that read a Git repository (a git-synced Memory's creation and its sync).
+GIT_ROUTES = frozenset({"create_memory", "sync_memory"})
 
 SWEEPER = """
   # Not a route: deletes content versions no row references any more (shared/agent_memory/store/sweeper.py).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -541,6 +542,8 @@ class MemoriesService:
         ctx = self._own_context(principal, mem, author)
         src = ctx.sources[FILES_ROOT]
         current = {d.rest: d for d in self.store.list_documents(mem.anchor)}
+        # The listing is what the changes are conditioned on: the commit need not read any row again.
+        ctx.loaded.update({Ref.document(mem.anchor, rest): d for rest, d in current.items()})
         texts: dict[str, str] = {}
         for path, data in snapshot.files.items():
             try:
@@ -553,26 +556,29 @@ class MemoriesService:
                 texts[mp.rest] = data.decode("utf-8")
             except UnicodeDecodeError:
                 continue  # a binary file is not a document: it is left out of the Memory
-        changes = []
-        changed: list[str] = []
+        todo: list[tuple[MemoryPath, bytes, Document | None]] = []
         for rest, text in sorted(texts.items()):
-            mp = MemoryPath(FILES_ROOT, rest, plain=True)
             old = current.get(rest)
             data = text.encode("utf-8")
-            if old is not None and old.sha256 == sha256_hex(data):
-                continue
-            pair = None if old is None else (old.public_id, old.lock_version)
-            doc = self.memory.new_version(
-                ctx,
-                src,
-                mp,
-                data,
-                uuid7() if old is None else old.public_id,
-                0 if old is None else old.lock_version + 1,
-                None,
+            if old is None or old.sha256 != sha256_hex(data):
+                todo.append((MemoryPath(FILES_ROOT, rest, plain=True), data, old))
+
+        def stored(item: tuple[MemoryPath, bytes, Document | None]) -> Document:
+            mp, data, old = item
+            pid, number = (uuid7(), 0) if old is None else (old.public_id, old.lock_version + 1)
+            return self.memory.new_version(ctx, src, mp, data, pid, number, None)
+
+        # The new versions' objects are stored in parallel: an import of hundreds of files is bound by S3's
+        # round trips, not by this function's CPU.
+        with ThreadPoolExecutor(max_workers=IMPORT_WORKERS) as workers:
+            docs = list(workers.map(stored, todo))
+        changes = [
+            self.memory.change(
+                ctx, src, mp, None if old is None else (old.public_id, old.lock_version), doc, None, "write"
             )
-            changes.append(self.memory.change(ctx, src, mp, pair, doc, None, "write"))
-            changed.append(rest)
+            for (mp, _, old), doc in zip(todo, docs, strict=True)
+        ]
+        changed = [mp.rest for mp, _, _ in todo]
         removed = sorted(set(current) - set(texts))
         for rest in removed:
             old = current[rest]
@@ -741,6 +747,7 @@ class MemoriesService:
 
 
 MAP_MEMORIES_MAX = 1000
+IMPORT_WORKERS = 8
 # Agents one deletion step detaches (two items each, beside the Memory's own five).
 DETACH_PER_STEP = 40
 MAX_DETACH_STEPS = 64
