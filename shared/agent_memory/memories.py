@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import idempotency
 from .bindings import Binding
@@ -48,6 +49,9 @@ from .paths import FILES_ROOT, SCOPES, MemoryPath, parse_file_path, prefix_match
 from .ports import Ref, Store
 from .resolver import MemoryDoor, Resolver
 from .rules import access
+
+if TYPE_CHECKING:
+    from .gitsource import GitSnapshot
 
 MEMORY_ID_RE = re.compile(r"^mem_[0-9a-f]{32}\Z")
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
@@ -275,8 +279,7 @@ class MemoriesService:
         # A Git import may be larger than one transaction: the Memory is created empty, then imported in
         # groups, and only a complete import records its commit (a sync finishes an interrupted one).
         self.store.create_memory(memory, [], stats)
-        result = self._import(principal, memory, snapshot)
-        return result.view
+        return self._import(principal, memory, snapshot, lambda r: r.view).view
 
     def _own_context(self, principal: Principal, memory: OrgMemory, acting: Author | None = None) -> Context:
         return Context(self.store, principal, "memory", {FILES_ROOT: _files_source(memory)}, acting_as=acting)
@@ -385,34 +388,35 @@ class MemoriesService:
 
         A Memory attached to more agents than one transaction holds is detached in steps; the first marks
         it deleted, so from then on it is gone for every reader."""
-        door = self.resolver.memory(presented, check_memory_id(memory_id))
-        access.may_manage_memory(door.context.principal, door.reach)
-        self._spend(door.context.principal)
-        mem = door.memory
+        ref = Ref.memory_any(check_memory_id(memory_id))
+        principal, got = self.resolver.first_round(presented, [ref])
+        # A deletion interrupted half way (a Memory attached to many agents) is gone for every reader but
+        # this one, which finishes it.
+        mem = access.memory_in_account(principal, got[ref])
+        ctx = Context(self.store, principal, "memory", {}, loaded=got)
+        reach = self.resolver.memory_reach(ctx, mem)
+        if reach is None:
+            raise access.not_found("Memory")
+        access.may_manage_memory(principal, reach)
+        self._spend(principal)
         idempotency.settle(None)
         for _ in range(MAX_DETACH_STEPS):
             refs = self.store.memory_references(mem.account_id, mem.memory_id)
-            if len(refs) != mem.attachment_count:
-                # An attachment landed or left between the two reads: read the row again.
-                fresh = self.store.get_many([Ref.memory(mem.memory_id)])[Ref.memory(mem.memory_id)]
-                if fresh is None:
-                    return
-                mem = fresh
-                continue
-            final = len(refs) <= DETACH_PER_STEP
-            try:
-                self.store.delete_memory(mem, refs[:DETACH_PER_STEP], final=final)
-            except ApiError as exc:
-                if exc.code != "stale_object":
-                    raise
-                fresh = self.store.get_many([Ref.memory(mem.memory_id)])[Ref.memory(mem.memory_id)]
-                if fresh is None:
-                    return
-                mem = fresh
-                continue
-            if final:
-                return
-            mem = replace(mem, attachment_count=mem.attachment_count - DETACH_PER_STEP)
+            if len(refs) == mem.attachment_count:
+                final = len(refs) <= DETACH_PER_STEP
+                try:
+                    self.store.delete_memory(mem, refs[:DETACH_PER_STEP], final=final)
+                except ApiError as exc:
+                    if exc.code != "stale_object":
+                        raise
+                else:
+                    if final:
+                        return
+            # An attachment landed or left meanwhile, or a step of this deletion landed: read the row again.
+            fresh = self.store.get_many([ref])[ref]
+            if fresh is None:
+                return  # deleted meanwhile, by this request's earlier send or another
+            mem = fresh
         raise ApiError("stale_object", "The Memory's attachments kept changing while it was deleted: try again.")
 
     # ---- files --------------------------------------------------------------------------------------------
@@ -532,9 +536,11 @@ class MemoriesService:
 
         snapshot = read_snapshot(mem.git.url, mem.git.ref, mem.git.path, allow_file=self.git_allow_file)
         self._spend(door.context.principal)
-        return self._import(door.context.principal, mem, snapshot)
+        return self._import(door.context.principal, mem, snapshot, lambda r: r)
 
-    def _import(self, principal: Principal, mem: OrgMemory, snapshot: Any) -> SyncResult:
+    def _import(
+        self, principal: Principal, mem: OrgMemory, snapshot: GitSnapshot, answer: Callable[[SyncResult], object]
+    ) -> SyncResult:
         """Make the Memory's files the snapshot's: changed files become new versions, removed files are
         deleted, each authored by the sync and its commit. Conditioned on the rows read here, so two syncs
         racing cannot interleave their versions (the later one is refused stale_object)."""
@@ -591,7 +597,8 @@ class MemoriesService:
         stats_row = self.store.get_many([Ref.memory_stats(mem.memory_id)])[Ref.memory_stats(mem.memory_id)]
         view = MemoryView(after, stats_row or _empty_stats())
         result = SyncResult(view, snapshot.commit, changed, removed)
-        idempotency.settle(result)
+        # The answer a keyed request records: the Memory for a creation, the sync's report for a sync.
+        idempotency.settle(answer(result))
         self.store.update_memory(mem, after)
         return result
 

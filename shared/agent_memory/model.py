@@ -524,6 +524,8 @@ class OrgMemory:
     attachment_count: int = 0
     # Moved by every change of the row itself: a PATCH is conditioned on the one it read.
     revision: int = 0
+    # Its deletion has begun (only the deletion itself reads such a row: to every other reader it is gone).
+    deleting: bool = False
 
     @property
     def anchor(self) -> Anchor:

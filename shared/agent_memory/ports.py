@@ -90,6 +90,11 @@ class Ref:
         return Ref("memory", memory_id)
 
     @staticmethod
+    def memory_any(memory_id: str) -> Ref:
+        """A Memory's row even while its deletion is under way."""
+        return Ref("memory_any", memory_id)
+
+    @staticmethod
     def memory_stats(memory_id: str) -> Ref:
         return Ref("memory_stats", memory_id)
 

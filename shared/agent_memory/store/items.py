@@ -688,9 +688,13 @@ def _access(raw: Any) -> MemoryAccess | None:
 
 def memory_row(item: Item) -> OrgMemory | None:
     """A Memory, or None while its deletion is under way (it is gone for every reader from the start)."""
+    row = memory_row_any(item)
+    return None if row.deleting else row
+
+
+def memory_row_any(item: Item) -> OrgMemory:
+    """A Memory as stored, a deletion under way included (what that deletion reads to go on)."""
     it = unmarshal(item)
-    if it.get("deleting"):
-        return None
     git = None
     if it.get("git_url"):
         git = GitOrigin(it["git_url"], it.get("git_ref") or "", it.get("git_path") or "", it.get("git_commit"))
@@ -709,6 +713,7 @@ def memory_row(item: Item) -> OrgMemory | None:
         promoted_from=_promoted(it.get("promoted_from")),
         attachment_count=int(it.get("attachment_count") or 0),
         revision=int(it.get("revision") or 0),
+        deleting=bool(it.get("deleting")),
     )
 
 
@@ -804,5 +809,6 @@ ROWS: dict[str, Callable[[Item], Any]] = {
     "execution": execution_row,
     "idempotency": idempotency_row,
     "memory": memory_row,
+    "memory_any": memory_row_any,
     "memory_stats": memory_stats_row,
 }

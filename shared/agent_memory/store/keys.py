@@ -226,7 +226,7 @@ def ref_key(ref: Ref) -> Key:
             return execution(ref.a)
         case "idempotency":
             return idempotency(ref.a, ref.b)
-        case "memory":
+        case "memory" | "memory_any":
             return memory(ref.a)
         case "memory_stats":
             return meta(Anchor("memory", ref.a))
