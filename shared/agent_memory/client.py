@@ -198,6 +198,14 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
 
     class MemoryPiiBlocked(MemoryApiError): ...
 
+    class MemoryNameTaken(MemoryApiError): ...
+
+    class MemoryNameInvalid(MemoryApiError): ...
+
+    class MemoryLeased(MemoryApiError): ...
+
+    class MemorySourceUnavailable(MemoryApiError): ...
+
     class RateLimited(MemoryApiError): ...
 
     class InternalError(MemoryApiError): ...
@@ -336,6 +344,7 @@ class MemoryClient:
         read_only: bool = False,
         keyed: bool = False,
         ndjson: bool = False,
+        text: bool = False,
     ) -> Any:
         """Send one request. Only `read_only` requests and `keyed` ones (mutations carrying an
         Idempotency-Key, which the service answers once) are ever sent more than once."""
@@ -354,6 +363,8 @@ class MemoryClient:
             req = urllib.request.Request(url, data=data, headers=h, method=method)
             try:
                 with self._opener.open(req, timeout=self.timeout) as resp:
+                    if text:
+                        return resp.read().decode("utf-8")
                     if ndjson:
                         # An export: one JSON object a line, and where the next page starts in a header.
                         lines = [json.loads(line) for line in resp.read().decode("utf-8").splitlines() if line]
@@ -606,6 +617,107 @@ class MemoryClient:
         out: tuple[list[dict[str, Any]], str | None] = self.call("profile_memory_export", {}, query=query, ndjson=True)
         return out
 
+    # ---- organization Memories ------------------------------------------------------------------
+
+    def create_memory(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        files: Mapping[str, str] | None = None,
+        git: Mapping[str, str] | None = None,
+        default: Mapping[str, Any] | None = None,
+        access: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A new organization Memory, with its first files (path -> content) or imported from Git
+        (`{"url", "ref", "path"}`); a tenant default and an Access panel may be given."""
+        memory: dict[str, Any] = {"name": name, "description": description}
+        if files:
+            memory["files"] = [{"path": p, "content": c} for p, c in files.items()]
+        if git is not None:
+            memory["source"] = {"git": dict(git)}
+        memory |= _without_none(default=default, access=access)
+        return _dict(self.call("create_memory", body={"memory": memory})["memory"])
+
+    def list_memories(self, *, limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        """A page of the Memories the caller sees: {"memories", "next_cursor"}."""
+        query = {"limit": str(limit), **_without_none(cursor=cursor)}
+        return _dict(self.call("list_memories", query=query))
+
+    def show_memory(self, memory_id: str) -> dict[str, Any]:
+        return _dict(self.call("show_memory", {"memory_id": memory_id})["memory"])
+
+    def update_memory(self, memory_id: str, **fields: Any) -> dict[str, Any]:
+        """Change a Memory's description, default or access (a field sent as None clears a default or
+        restores open access)."""
+        return _dict(self.call("update_memory", {"memory_id": memory_id}, {"memory": fields})["memory"])
+
+    def archive_memory(self, memory_id: str) -> dict[str, Any]:
+        return _dict(self.call("archive_memory", {"memory_id": memory_id})["memory"])
+
+    def delete_memory(self, memory_id: str) -> None:
+        self.call("delete_memory", {"memory_id": memory_id})
+
+    def sync_memory(self, memory_id: str) -> dict[str, Any]:
+        """Re-import a git-synced Memory: {"memory", "sync": {"commit", "changed", "removed"}}."""
+        return _dict(self.call("sync_memory", {"memory_id": memory_id}))
+
+    def promote_to_memory(
+        self,
+        source: Mapping[str, Any],
+        name: str,
+        description: str = "",
+        *,
+        file_path: str | None = None,
+        default: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Copy one version (`source`: workspace_public_id [+ conversation_public_id] or memory_id, with path
+        and lock_version) into a new Memory."""
+        body = {
+            "promote": {
+                "source": dict(source),
+                "name": name,
+                "description": description,
+                **_without_none(file_path=file_path, default=default),
+            }
+        }
+        return _dict(self.call("promote_memory", body=body)["memory"])
+
+    def memory_files(self, memory_id: str) -> MemoryFiles:
+        """A Memory's files and their history."""
+        return MemoryFiles(self, memory_id)
+
+    def show_agent(self, agent_public_id: str) -> dict[str, Any]:
+        return _dict(self.call("show_agent", {"agent_public_id": agent_public_id})["agent"])
+
+    def update_agent(
+        self,
+        agent_public_id: str,
+        *,
+        memories: list[Mapping[str, Any]] | _Unset = UNSET,
+        deployment: str | _Unset | None = UNSET,
+    ) -> dict[str, Any]:
+        """Replace an agent's attachments (`[]` detaches all) and/or its deployment; what is left out stays."""
+        agent: dict[str, Any] = {}
+        if not isinstance(memories, _Unset):
+            agent["memories"] = [dict(m) for m in memories]
+        if not isinstance(deployment, _Unset):
+            agent["deployment"] = deployment
+        return _dict(self.call("update_agent", {"agent_public_id": agent_public_id}, {"agent": agent})["agent"])
+
+    def agent_memories(self, agent_public_id: str) -> list[dict[str, Any]]:
+        """The Memories an agent has, by attachment or tenant default."""
+        return cast(list[dict[str, Any]], self.call("agent_memories", {"agent_public_id": agent_public_id})["memories"])
+
+    def memory_map(self) -> dict[str, Any]:
+        return _dict(self.call("memory_map"))
+
+    def memory_map_page(self) -> str:
+        """The map as one self-contained HTML page."""
+        spec = contract.BY_NAME["memory_map_page"]
+        page = self.request(spec.method, spec.path, read_only=True, text=True)
+        return cast(str, page)
+
     def conversation_memory(self, workspace: str, conversation: str) -> MemoryDoor:
         """The conversation's effective bindings; writes bump its context_revision."""
         return MemoryDoor(self, "conversation", _conv(workspace, conversation))
@@ -769,6 +881,53 @@ class MemoryDoor:
         """Delete an earlier version's text for good; its record stays."""
         memory = {"path": path, "lock_version": lock_version, **_conditional(expected, None, speaker_public_id)}
         return _dict(self._call("redact_version", memory)["version"])
+
+
+class MemoryFiles:
+    """The files of one organization Memory: the memory verbs with relative paths, plus leases."""
+
+    def __init__(self, client: MemoryClient, memory_id: str) -> None:
+        self.client, self.params = client, {"memory_id": memory_id}
+
+    def _call(self, route: str, file: dict[str, Any] | None = None, **kw: Any) -> Any:
+        return self.client.call(route, self.params, None if file is None else {"file": file}, **kw)
+
+    def ls(self, *, prefix: str | None = None, limit: int = 100, cursor: str | None = None) -> dict[str, Any]:
+        query = {"limit": str(limit), **_without_none(prefix=prefix, cursor=cursor)}
+        return _dict(self._call("memory_files_list", query=query))
+
+    def show(self, path: str) -> dict[str, Any]:
+        return _dict(self._call("memory_file_show", {"path": path})["file"])
+
+    def write(self, path: str, content: str, expected: Expected, *, overwrite: bool = False) -> dict[str, Any]:
+        file = {"path": path, "content": content, **expectation(expected)}
+        if overwrite:
+            file["conflict_resolution"] = "overwrite"
+        return _dict(self._call("memory_file_write", file)["file"])
+
+    def edit(self, path: str, old_text: str, new_text: str, expected: Expected) -> dict[str, Any]:
+        file = {"path": path, "old_text": old_text, "new_text": new_text, **expectation(expected)}
+        return _dict(self._call("memory_file_edit", file)["file"])
+
+    def delete(self, path: str, expected: Expected) -> None:
+        self._call("memory_file_delete", {"path": path, **expectation(expected)})
+
+    def grep(self, pattern: str, *, path: str | None = None, ignore_case: bool = False, limit: int = 100) -> Any:
+        file = {"pattern": pattern, "ignore_case": ignore_case, "limit": limit, **_without_none(path=path)}
+        return self._call("memory_file_grep", file)
+
+    def versions(self, path: str, *, limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        return _dict(self._call("memory_file_versions", {"path": path, "limit": limit, **_without_none(cursor=cursor)}))
+
+    def show_version(self, path: str, lock_version: int) -> dict[str, Any]:
+        return _dict(self._call("memory_file_version_show", {"path": path, "lock_version": lock_version})["version"])
+
+    def rollback(self, path: str, lock_version: int, expected: Expected) -> dict[str, Any]:
+        file = {"path": path, "lock_version": lock_version, **expectation(expected)}
+        return _dict(self._call("memory_file_rollback", file)["file"])
+
+    def lease(self, path: str, seconds: int) -> dict[str, Any]:
+        return _dict(self._call("memory_file_lease", {"path": path, "seconds": seconds})["lease"])
 
 
 # ---- helpers --------------------------------------------------------------------------------------

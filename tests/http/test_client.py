@@ -78,8 +78,11 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
                 "member",
                 "agent",
                 "human",
+                "file",
+                "lease",
             )
         },
+        "memories": [],
         "memory": {"public_id": WS},  # a document for show and write; listing reads it without a check
         "version": {"public_id": WS},
         "tools": [],
@@ -114,6 +117,31 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.promote(WS, "conversation/a.md", 0, "workspace/a.md", NEW, conversation_public_id=CONV)
     client.export_workspace(WS)
     client.export_own()
+    mem = "mem_" + "0" * 32
+    client.create_memory("runbooks", files={"a.md": "x"})
+    client.list_memories()
+    client.show_memory(mem)
+    client.update_memory(mem, description="d")
+    client.archive_memory(mem)
+    client.delete_memory(mem)
+    client.sync_memory(mem)
+    client.promote_to_memory({"memory_id": mem, "path": "a.md", "lock_version": 0}, "copy")
+    client.show_agent(CONV)
+    client.update_agent(CONV, memories=[])
+    client.agent_memories(CONV)
+    client.memory_map()
+    client.memory_map_page()
+    files = client.memory_files(mem)
+    files.ls()
+    files.show("a.md")
+    files.write("a.md", "x", NEW)
+    files.edit("a.md", "x", "y", DOC)
+    files.delete("a.md", DOC)
+    files.grep("x")
+    files.versions("a.md")
+    files.show_version("a.md", 0)
+    files.rollback("a.md", 0, DOC)
+    files.lease("a.md", 10)
     doors = [
         client.conversation_memory(WS, CONV),
         client.workspace_memory(WS),

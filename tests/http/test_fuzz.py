@@ -54,6 +54,12 @@ def _world(api: Api) -> tuple[str, dict[str, list[str]]]:
     started = api.post(f"/workspaces/{ws}/conversations/{conv}/executions", owner, {"execution": {}})
     assert started.status_code == 201, started.text
     execution = started.json()["execution"]["public_id"]
+    made = api.post(
+        "/memories",
+        owner,
+        {"memory": {"name": "runbooks", "description": "d", "files": [{"path": "a.md", "content": "alpha"}]}},
+    )
+    assert made.status_code == 201, made.text
     real = {
         "workspace_public_id": [ws],
         "conversation_public_id": [conv],
@@ -61,6 +67,7 @@ def _world(api: Api) -> tuple[str, dict[str, list[str]]]:
         "execution_public_id": [execution],
         "agent_name": ["scribe"],
         "tool_name": list(TOOL_NAMES),
+        "memory_id": [made.json()["memory"]["memory_id"]],
     }
     return owner.token, real
 
