@@ -417,10 +417,16 @@ class MemoriesService:
     # ---- files --------------------------------------------------------------------------------------------
 
     def files(
-        self, presented: PresentedToken | None, memory_id: str, prefix: MemoryPath, limit: int, cursor: str | None
+        self,
+        presented: PresentedToken | None,
+        memory_id: str,
+        prefix: MemoryPath | None,
+        limit: int,
+        cursor: str | None,
     ) -> FilePage:
         door = self.resolver.memory(presented, check_memory_id(memory_id))
-        docs = [d for d in self.store.list_documents(door.memory.anchor) if prefix_matches(prefix.rest, d.rest)]
+        folder = "" if prefix is None else prefix.rest
+        docs = [d for d in self.store.list_documents(door.memory.anchor) if prefix_matches(folder, d.rest)]
         if cursor is not None:
             docs = [d for d in docs if d.rest > cursor]
         page = docs[:limit]
@@ -432,7 +438,8 @@ class MemoriesService:
         # A lease is for a writer: the same checks a write of the file makes.
         access.may_change(ctx, mp)
         holder = ctx.author()
-        lease = Lease(door.memory.memory_id, mp.rest, holder, time.time() + seconds)
+        # To the millisecond the lease row keeps, so the answer and a refusal name the same instant.
+        lease = Lease(door.memory.memory_id, mp.rest, holder, round(time.time() + seconds, 3))
         idempotency.settle(lease)
         self.store.put_lease(lease, door.memory.anchor.key)
         return lease
