@@ -443,7 +443,8 @@ class MemoriesService:
         # A lease is for a writer: the same checks a write of the file makes.
         access.may_change(ctx, mp)
         holder = ctx.author()
-        lease = Lease(door.memory.memory_id, mp.rest, holder, time.time() + seconds)
+        # To the millisecond the lease row keeps, so the answer and a refusal name the same instant.
+        lease = Lease(door.memory.memory_id, mp.rest, holder, round(time.time() + seconds, 3))
         idempotency.settle(lease)
         self.store.put_lease(lease, door.memory.anchor.key)
         return lease
