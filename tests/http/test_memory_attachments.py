@@ -256,9 +256,7 @@ def test_only_the_steward_or_the_program_itself_sets_the_list(api: Api, mems: Me
     assert mems.agent(s.ada, s.agent.public_id)["deployment"] is None
 
 
-@pytest.mark.skip(reason="git-synced Memories (shared/agent_memory/gitsource.py) are not on this branch yet")
-def test_a_read_write_attachment_of_a_git_memory_acts_read_only() -> None:
-    raise AssertionError
+# A readWrite attachment of a git-synced Memory acts read-only: tests/http/test_memory_git.py.
 
 
 def test_a_bad_deployment_label_is_refused(mems: Memories, w: World) -> None:
