@@ -106,6 +106,13 @@ def check_deployment(value: str | None, where: str) -> str | None:
     return value
 
 
+def _check_default(default: MemoryDefault | None) -> MemoryDefault | None:
+    """A tenant default reaching a deployment names it as agents' deployment labels are spelt."""
+    if default is not None:
+        check_deployment(default.deployment, "memory.default.deployment")
+    return default
+
+
 # ---- what the verbs answer ------------------------------------------------------------------------------
 
 
@@ -226,6 +233,7 @@ class MemoriesService:
         principal = self.resolver.human(presented)
         check_name(spec.name)
         check_memory_description(spec.description)
+        _check_default(spec.default)
         self._check_panel(principal, spec.access)
         if spec.git is not None and spec.files:
             raise ApiError("validation_failed", "memory.files and memory.source.git exclude each other.")
@@ -357,7 +365,7 @@ class MemoriesService:
         if change.description is not None:
             after = replace(after, description=check_memory_description(change.description))
         if change.default_given:
-            after = replace(after, default=change.default)
+            after = replace(after, default=_check_default(change.default))
         if change.access_given:
             ctx.fetch([Ref.account(mem.account_id)])
             access.may_change_access(ctx.principal, mem, ctx.loaded)
@@ -417,10 +425,16 @@ class MemoriesService:
     # ---- files --------------------------------------------------------------------------------------------
 
     def files(
-        self, presented: PresentedToken | None, memory_id: str, prefix: MemoryPath, limit: int, cursor: str | None
+        self,
+        presented: PresentedToken | None,
+        memory_id: str,
+        prefix: MemoryPath | None,
+        limit: int,
+        cursor: str | None,
     ) -> FilePage:
         door = self.resolver.memory(presented, check_memory_id(memory_id))
-        docs = [d for d in self.store.list_documents(door.memory.anchor) if prefix_matches(prefix.rest, d.rest)]
+        folder = "" if prefix is None else prefix.rest
+        docs = [d for d in self.store.list_documents(door.memory.anchor) if prefix_matches(folder, d.rest)]
         if cursor is not None:
             docs = [d for d in docs if d.rest > cursor]
         page = docs[:limit]
@@ -459,6 +473,7 @@ class MemoriesService:
         access.require_human(principal)
         check_name(name)
         check_memory_description(description)
+        _check_default(default)
         record = self.history.version_of(source_ctx, source, lock_version)
         if record.pii:
             raise ApiError(
