@@ -86,6 +86,8 @@ class RouteSpec:
     # rejects a document's only version deletes it: 204).
     media: str = "application/json"
     also: tuple[int, ...] = ()
+    # The most bytes its body may hold, when more than the API's usual bound (web/glue.py).
+    body_bytes: int | None = None
 
     @property
     def needs_token(self) -> bool:
@@ -111,8 +113,11 @@ def _r(
     query: tuple[str, ...] = (),
     media: str = "application/json",
     also: tuple[int, ...] = (),
+    body_bytes: int | None = None,
 ) -> RouteSpec:
-    return RouteSpec(name, method, path, access, handler, door, request, content, status, query, media, also)
+    return RouteSpec(
+        name, method, path, access, handler, door, request, content, status, query, media, also, body_bytes
+    )
 
 
 CONV_MEMORY: Final = f"{CONV}/memory"
@@ -122,6 +127,9 @@ DEFINITION_MEMORY: Final = f"{API}/profile/agents/{{agent_name}}/memory"
 MEMORIES: Final = f"{API}/memories"
 MEMORY: Final = f"{MEMORIES}/{{memory_id}}"
 MEMORY_FILES: Final = f"{MEMORY}/files"
+# A Memory's file holds up to 1 MiB (model.MAX_MEMORY_FILE_BYTES), more than the API's usual 512 KiB body:
+# the routes that carry a file's text take 4 MiB, room for its JSON escapes and still under Lambda's 6 MB.
+FILE_BODY_BYTES: Final = 4 * 1024 * 1024
 AGENT: Final = f"{API}/agents/{{agent_public_id}}"
 
 ROUTES: Final[tuple[RouteSpec, ...]] = (
@@ -734,6 +742,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memories:create_memory",
         content="write",
         request="CreateMemory",
+        body_bytes=FILE_BODY_BYTES,
         status=201,
     ),
     _r("list_memories", "GET", MEMORIES, "read", "memories:list_memories", query=("limit", "cursor")),
@@ -767,6 +776,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memories:write_file",
         content="write",
         request="FileWrite",
+        body_bytes=FILE_BODY_BYTES,
         status=201,
     ),
     _r(
@@ -786,6 +796,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "memories:edit_file",
         content="write",
         request="FileEdit",
+        body_bytes=FILE_BODY_BYTES,
     ),
     _r(
         "memory_file_delete",

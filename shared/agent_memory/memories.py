@@ -111,6 +111,13 @@ def check_deployment(value: str | None, where: str) -> str | None:
     return value
 
 
+def _check_default(default: MemoryDefault | None) -> MemoryDefault | None:
+    """A tenant default reaching a deployment names it as agents' deployment labels are spelt."""
+    if default is not None:
+        check_deployment(default.deployment, "memory.default.deployment")
+    return default
+
+
 # ---- what the verbs answer ------------------------------------------------------------------------------
 
 
@@ -231,6 +238,7 @@ class MemoriesService:
         principal = self.resolver.human(presented)
         check_name(spec.name)
         check_memory_description(spec.description)
+        _check_default(spec.default)
         self._check_panel(principal, spec.access)
         if spec.git is not None and spec.files:
             raise ApiError("validation_failed", "memory.files and memory.source.git exclude each other.")
@@ -361,7 +369,7 @@ class MemoriesService:
         if change.description is not None:
             after = replace(after, description=check_memory_description(change.description))
         if change.default_given:
-            after = replace(after, default=change.default)
+            after = replace(after, default=_check_default(change.default))
         if change.access_given:
             ctx.fetch([Ref.account(mem.account_id)])
             access.may_change_access(ctx.principal, mem, ctx.loaded)
@@ -471,6 +479,7 @@ class MemoriesService:
         access.require_human(principal)
         check_name(name)
         check_memory_description(description)
+        _check_default(default)
         record = self.history.version_of(source_ctx, source, lock_version)
         if record.pii:
             raise ApiError(

@@ -72,6 +72,12 @@ def _within_budget(rows: list[Located]) -> list[Located]:
     return rows
 
 
+def _shown(src: Source, doc: Document) -> str:
+    """A document's path as answers name it: an organization Memory's files by their relative path."""
+    plain = src.anchor is not None and src.anchor.scope == "memory"
+    return doc.rest if plain else f"{src.name}/{doc.rest}"
+
+
 def _may_contain(text: str, pattern: str, ignore_case: bool) -> bool:
     """False only when no line of `text` can match the literal `pattern` (every line is a substring of the
     text); plain_search stays the judge of each line."""
@@ -178,7 +184,7 @@ class MemoryService:
 
     def _documents(self, ctx: Context, sources: list[Source]) -> list[Located]:
         listed = ctx.store.list_many([s.anchor for s in sources if s.anchor is not None])
-        rows = [Located(f"{s.name}/{d.rest}", d) for s in sources if s.anchor is not None for d in listed[s.anchor]]
+        rows = [Located(_shown(s, d), d) for s in sources if s.anchor is not None for d in listed[s.anchor]]
         rows.sort(key=lambda r: r.path)
         return rows
 

@@ -32,14 +32,15 @@ class Memories:
         return self.api.get(f"/memories/{mem}/files", who, params=params)
 
     def write(
-        self, who: Who, mem: str, path: str, content: str, expected: tuple[Any, Any] = (None, None), **extra: Any
+        self,
+        who: Who,
+        mem: str,
+        path: str,
+        content: str,
+        expected: tuple[Any, Any] | None = (None, None),
+        **extra: Any,
     ) -> requests.Response:
-        body = {
-            "path": path,
-            "content": content,
-            "expected_public_id": expected[0],
-            "expected_lock_version": expected[1],
-        }
+        body = {"path": path, "content": content, **expect(expected)}
         return self.api.post(f"/memories/{mem}/files", who, {"file": {**body, **extra}})
 
     def verb(self, who: Who, mem: str, verb: str, **body: Any) -> requests.Response:
@@ -126,3 +127,91 @@ def error(r: requests.Response) -> dict[str, Any]:
     assert r.status_code >= 400, r.text
     out: dict[str, Any] = r.json()["error"]
     return out
+
+
+# ---- the files door and promote, as the files and promote tests use them -------------------------------
+
+
+def expect(pair_: tuple[Any, Any] | None) -> dict[str, Any]:
+    """The seed-000 condition pair as body fields (None: null/null, "create only if absent")."""
+    pid, lv = pair_ if pair_ is not None else (None, None)
+    return {"expected_public_id": pid, "expected_lock_version": lv}
+
+
+class Files(Memories):
+    """The files door of one account's Memories, with the reads a refusal test compares before and after."""
+
+    def edit(self, who: Who, mem: str, path: str, old: str, new: str, expected: Any) -> requests.Response:
+        return self.verb(who, mem, "edit", path=path, old_text=old, new_text=new, **expect(expected))
+
+    def delete_file(self, who: Who, mem: str, path: str, expected: Any) -> requests.Response:
+        return self.verb(who, mem, "delete", path=path, **expect(expected))
+
+    def grep(self, who: Who, mem: str, pattern: str, **extra: Any) -> requests.Response:
+        return self.verb(who, mem, "grep", pattern=pattern, **extra)
+
+    def versions(self, who: Who, mem: str, path: str, **extra: Any) -> requests.Response:
+        return self.verb(who, mem, "versions", path=path, **extra)
+
+    def version_show(self, who: Who, mem: str, path: str, lock_version: Any) -> requests.Response:
+        return self.verb(who, mem, "versions/show", path=path, lock_version=lock_version)
+
+    def rollback(self, who: Who, mem: str, path: str, lock_version: Any, expected: Any) -> requests.Response:
+        return self.verb(who, mem, "rollback", path=path, lock_version=lock_version, **expect(expected))
+
+    def promote(self, who: Who, source: dict[str, Any], name: str, **extra: Any) -> requests.Response:
+        body = {"source": source, "name": name, "description": "promoted notes", **extra}
+        return self.api.post("/memories/promote", who, {"promote": body})
+
+    def delete_memory(self, who: Who, mem: str) -> requests.Response:
+        return self.api.post(f"/memories/{mem}/delete", who)
+
+    # ---- reads -------------------------------------------------------------------------------------------
+
+    def file(self, who: Who, mem: str, path: str) -> dict[str, Any]:
+        r = self.show_file(who, mem, path)
+        assert r.status_code == 200, r.text
+        out: dict[str, Any] = r.json()["file"]
+        return out
+
+    def written(self, r: requests.Response, status: int = 201) -> dict[str, Any]:
+        """The file a write, edit or rollback answered: `status` or the test stops here."""
+        assert r.status_code == status, r.text
+        out: dict[str, Any] = r.json()["file"]
+        return out
+
+    def file_listing(self, who: Who, mem: str, **params: str) -> list[dict[str, Any]]:
+        """Every file the listing shows, walking next_cursor to the end."""
+        rows: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            query = dict(params, **({"cursor": cursor} if cursor is not None else {}))
+            r = self.files(who, mem, **query)
+            assert r.status_code == 200, r.text
+            rows += r.json()["files"]
+            cursor = r.json()["next_cursor"]
+            if cursor is None:
+                return rows
+
+    def history(self, who: Who, mem: str, path: str) -> list[dict[str, Any]]:
+        r = self.versions(who, mem, path, limit=100)
+        assert r.status_code == 200, r.text
+        assert r.json()["next_cursor"] is None
+        rows: list[dict[str, Any]] = r.json()["versions"]
+        return rows
+
+    def memory_ids(self, who: Who) -> list[str]:
+        r = self.api.get("/memories", who, params={"limit": "100"})
+        assert r.status_code == 200, r.text
+        return [m["memory_id"] for m in r.json()["memories"]]
+
+    def state(self, who: Who, mem: str) -> dict[str, Any]:
+        """What a refused change must leave alone: the Memory's detail (counts, bytes, last writer), its
+        listing, every file's text and every file's history."""
+        rows = self.file_listing(who, mem)
+        return {
+            "memory": self.detail(who, mem),
+            "files": rows,
+            "contents": {f["path"]: self.file(who, mem, f["path"])["content"] for f in rows},
+            "histories": {f["path"]: self.history(who, mem, f["path"]) for f in rows},
+        }

@@ -129,9 +129,7 @@ def _reach(value: Any) -> str:
 
 class DefaultFields(Body):
     reach: Annotated[str, PlainValidator(_reach), WithJsonSchema({"enum": ["account", "deployment"]})]
-    deployment: Annotated[str | None, PlainValidator(lambda v: _optional_text(v, "deployment")), WithJsonSchema({})] = (
-        None
-    )
+    deployment: Annotated[str | None, PlainValidator(lambda v: _optional_deployment(v)), WithJsonSchema({})] = None
     mode: Mode = "readOnly"
     read_first: Annotated[bool | None, PlainValidator(lambda v: _flag_or_none(v)), WithJsonSchema({})] = None
 

@@ -1,5 +1,5 @@
-"""The content sweeper: removes S3 content versions that no row references any more, and the version
-records that no document keeps any more.
+"""The content sweeper: removes S3 content versions that no row references any more, the version
+records that no document keeps any more, and the rows of deleted organization Memories.
 
 A write stores its immutable version in S3 before the pointer row commits, so deletes, replaces and
 refused commits all leave versions behind that nothing points at. A document's history rows (`VER#`,
@@ -25,8 +25,15 @@ document still needs, even while writes and forks commit around it:
    at the same path may have written over it since the scan, and that newer row must stay. A row kept by
    that condition keeps its content this sweep too, and the next sweep judges what it holds now.
    Rows go before objects, so no record is ever left naming content that is gone.
+   A deleted organization Memory leaves its whole partition (`ANCHOR#memory#<id>`: pointers, records,
+   leases) behind its `#META` row, which the deletion marks `deleted_at`. Every commit of a Memory's files
+   is conditioned on that row existing unmarked, so no row lands in a marked partition afterwards. Once
+   the mark is older than the grace period (a promote that read one of its versions before the deletion
+   has committed its copy by then, so the scan sees the copy's pointer), every row of the partition is
+   deleted, the `#META` row last: a sweep stopped half way leaves the mark, and the next one finishes.
 5. The references are then every content_key of a pointer (or any other row kind that keeps one) and of
-   every live or young record; an orphan's content is referenced only if something else holds it.
+   every live or young record, a swept Memory's rows left out; an orphan's content is referenced only if
+   something else holds it (a promoted Memory's file holds the object of the version it copied).
 6. Keep every object younger than the grace period: it may be a write's version whose pointer had not
    committed yet when the scan passed. A write commits within seconds of storing its version, so a
    grace of minutes covers it; S3's LastModified has one-second precision, which the grace absorbs.
@@ -42,7 +49,9 @@ smaller K than the service would delete history the service still offers.
 
 Reading every content_key is one Scan of the whole table: fine at this service's size, and the first
 thing to replace in a larger deployment (docs/decisions.md). Orphan rows are deleted one request each:
-they are rare after the first sweep, since a commit prunes its own row past the bound.
+they are rare after the first sweep, since a commit prunes its own row past the bound. A deleted Memory's
+rows go one request each too (the function may only DeleteItem): a sweep that runs out of time leaves the
+partition's `#META` mark, and the next sweep finishes it.
 """
 
 from __future__ import annotations
@@ -60,6 +69,8 @@ from .forklog import fork_log_partition, fork_log_time
 from .items import unmarshal
 from .keys import DOC, VERSION, parse_version_sk, path_hash
 
+META = "#META"
+
 CONTENT_PREFIX = "content/"
 DEFAULT_GRACE_SECONDS = 15 * 60
 # The shortest grace an operator may ask for without --force. A write stores its content and then commits
@@ -76,8 +87,10 @@ _RECORD_IDENTITY = {"#pid": "public_id", "#lv": "lock_version", "#ra": "recorded
 
 @dataclass(slots=True)
 class SweepReport:
-    """What one sweep saw and did: the counts named `versions*` are of version records (rows), every other
-    count of S3 keys; `versions_kept` is the K the sweep judged records by."""
+    """What one sweep saw and did: the counts named `versions*` are of version records (rows) outside the
+    deleted Memories, `memories*` of deleted Memories (their marked `#META` rows) and `memory_rows_deleted`
+    of the rows removed with them (`#META` included), every other count of S3 keys; `versions_kept` is the
+    K the sweep judged records by."""
 
     listed: int = 0
     referenced: int = 0
@@ -93,6 +106,12 @@ class SweepReport:
     versions_eligible: int = 0
     versions_deleted: int = 0
     versions_kept_by_race: int = 0
+    # Deleted Memories seen, those marked within the grace period (left for a later sweep), those whose rows
+    # this sweep removes (a dry run removes none), and how many rows went with them.
+    memories: int = 0
+    memories_young: int = 0
+    memories_eligible: int = 0
+    memory_rows_deleted: int = 0
     dry_run: bool = False
     grace_seconds: float = DEFAULT_GRACE_SECONDS
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
@@ -124,11 +143,18 @@ class _Record:
 class _Scanned:
     """The table as one scan saw it."""
 
-    # content_key of every row that is not a version record: pointers, and any later kind that keeps one.
-    held: set[str] = field(default_factory=set)
+    # partition -> content_key of every row in it that is not a version record: pointers, and any later
+    # kind that keeps one.
+    held_in: dict[str, set[str]] = field(default_factory=dict)
     # (partition, path hash) -> (public_id, lock_version) of each pointer row.
     documents: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     records: list[_Record] = field(default_factory=list)
+    # partition -> deleted_at (epoch seconds) of each deleted Memory's marked `#META` row.
+    deleted: dict[str, float] = field(default_factory=dict)
+
+    def held(self, leaving: set[str] | frozenset[str] = frozenset()) -> set[str]:
+        """The content keys non-record rows hold, outside the partitions `leaving`."""
+        return {k for pk, held in self.held_in.items() if pk not in leaving for k in held}
 
 
 def _listed(s3: Any, bucket: str) -> dict[str, float]:
@@ -181,11 +207,20 @@ def _scan(ddb: Any, table: str) -> _Scanned:
     for page in _pages(
         ddb.scan,
         TableName=table,
-        ProjectionExpression="#pk, #sk, #ck, #pid, #lv, #ra",
-        # A redacted record holds no content_key and must still be seen, to be deleted once orphaned.
-        FilterExpression="attribute_exists(#ck) OR begins_with(#sk, :ver)",
-        ExpressionAttributeNames={"#pk": "pk", "#sk": "sk", "#ck": "content_key", **_RECORD_IDENTITY},
-        ExpressionAttributeValues={":ver": {"S": VERSION}},
+        ProjectionExpression="#pk, #sk, #ck, #pid, #lv, #ra, #del",
+        # A redacted record holds no content_key and must still be seen, to be deleted once orphaned; a
+        # deleted Memory's `#META` row holds none either.
+        FilterExpression=(
+            "attribute_exists(#ck) OR begins_with(#sk, :ver) OR (#sk = :meta AND attribute_exists(#del))"
+        ),
+        ExpressionAttributeNames={
+            "#pk": "pk",
+            "#sk": "sk",
+            "#ck": "content_key",
+            "#del": "deleted_at",
+            **_RECORD_IDENTITY,
+        },
+        ExpressionAttributeValues={":ver": {"S": VERSION}, ":meta": {"S": META}},
         ConsistentRead=True,
     ):
         for item in page.get("Items", []):
@@ -193,8 +228,11 @@ def _scan(ddb: Any, table: str) -> _Scanned:
             if sk.startswith(VERSION):
                 out.records.append(_record(item))
                 continue
+            if sk == META and "deleted_at" in item:
+                deleted_at = unmarshal(item).get("deleted_at")
+                out.deleted[item["pk"]["S"]] = float(deleted_at) if isinstance(deleted_at, int | float) else 0.0
             if "content_key" in item:
-                out.held.add(item["content_key"]["S"])
+                out.held_in.setdefault(item["pk"]["S"], set()).add(item["content_key"]["S"])
             if sk.startswith(DOC):
                 it = unmarshal(item)
                 public_id, lock_version = it.get("public_id"), _number(it.get("lock_version"))
@@ -215,7 +253,7 @@ def _live(record: _Record, documents: dict[tuple[str, str], tuple[str, int]], ve
 def referenced_keys(ddb: Any, table: str) -> set[str]:
     """Every content_key any row holds, version records (live or not) included."""
     scanned = _scan(ddb, table)
-    return scanned.held | {r.content_key for r in scanned.records if r.content_key is not None}
+    return scanned.held() | {r.content_key for r in scanned.records if r.content_key is not None}
 
 
 def fork_logged_keys(ddb: Any, table: str, since: float, until: float) -> set[str]:
@@ -262,6 +300,25 @@ def _delete_record(ddb: Any, table: str, record: _Record) -> bool:
     return True
 
 
+def _delete_partition(ddb: Any, table: str, pk: str) -> int:
+    """Delete every row of a deleted Memory's partition, its `#META` row last; how many rows went."""
+    rows: list[dict[str, Any]] = []
+    for page in _pages(
+        ddb.query,
+        TableName=table,
+        KeyConditionExpression="#pk = :pk",
+        ExpressionAttributeNames={"#pk": "pk", "#sk": "sk"},
+        ExpressionAttributeValues={":pk": {"S": pk}},
+        ProjectionExpression="#pk, #sk",
+        ConsistentRead=True,
+    ):
+        rows += page.get("Items", [])
+    rows.sort(key=lambda item: item["sk"]["S"] == META)
+    for item in rows:
+        ddb.delete_item(TableName=table, Key={"pk": item["pk"], "sk": item["sk"]})
+    return len(rows)
+
+
 def _delete(s3: Any, bucket: str, keys: list[str]) -> int:
     failed = 0
     for i in range(0, len(keys), _DELETE_BATCH):
@@ -297,9 +354,16 @@ def sweep(
     cutoff = started - grace_seconds
     objects = _listed(s3, bucket)
     scanned = _scan(ddb, table)
-    referenced = set(scanned.held)
+    # Deleted Memories marked before the grace period: no commit can land in them any more, and a promote
+    # that copied one of their versions has committed its pointer, which the scan has seen.
+    swept = {pk for pk, at in scanned.deleted.items() if at <= cutoff}
+    report.memories = len(scanned.deleted)
+    report.memories_young = len(scanned.deleted) - len(swept)
+    report.memories_eligible = len(swept)
+    referenced = scanned.held(swept)
     orphans: list[_Record] = []
-    for record in scanned.records:
+    judged = [r for r in scanned.records if r.pk not in swept]
+    for record in judged:
         if _live(record, scanned.documents, versions_kept):
             report.versions_live += 1
         elif record.recorded_at > cutoff:
@@ -309,7 +373,7 @@ def sweep(
             continue
         if record.content_key is not None:
             referenced.add(record.content_key)
-    report.versions = len(scanned.records)
+    report.versions = len(judged)
     report.versions_eligible = len(orphans)
     if not dry_run:
         for record in orphans:
@@ -320,6 +384,9 @@ def sweep(
             # The row holds something else now; its old content waits for a sweep that sees what.
             if record.content_key is not None:
                 referenced.add(record.content_key)
+        # Rows before objects: once a deleted Memory's rows are gone, what only they held is unreferenced.
+        for pk in sorted(swept):
+            report.memory_rows_deleted += _delete_partition(ddb, table, pk)
     if settle_seconds:
         sleep(settle_seconds)
     forked = fork_logged_keys(ddb, table, started - settle_seconds, clock())

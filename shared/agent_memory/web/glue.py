@@ -65,32 +65,32 @@ def _bearer(headers: dict[str, str]) -> PresentedToken | None:
     return parse_token(token.strip())
 
 
-def _too_large() -> ApiError:
-    return ApiError("parameter_invalid", f"The request body is larger than {MAX_BODY_BYTES} bytes.")
+def _too_large(limit: int = MAX_BODY_BYTES) -> ApiError:
+    return ApiError("parameter_invalid", f"The request body is larger than {limit} bytes.")
 
 
-def _body_text(event: dict[str, Any]) -> str:
-    """The body as text, refused past MAX_BODY_BYTES of UTF-8 (what the caller sent, not characters)."""
+def _body_text(event: dict[str, Any], limit: int = MAX_BODY_BYTES) -> str:
+    """The body as text, refused past `limit` bytes of UTF-8 (what the caller sent, not characters)."""
     raw: str = event["body"]
     if event.get("isBase64Encoded"):
         # Four base64 characters carry three bytes: a text longer than that for the cap is refused
         # before it is decoded at all.
-        if len(raw) > (MAX_BODY_BYTES + 2) // 3 * 4 + 4:
-            raise _too_large()
+        if len(raw) > (limit + 2) // 3 * 4 + 4:
+            raise _too_large(limit)
         try:
             data = base64.b64decode(raw)
         except (binascii.Error, ValueError) as exc:
             raise ApiError("parameter_invalid", "The request body is not valid base64.") from exc
-        if len(data) > MAX_BODY_BYTES:
-            raise _too_large()
+        if len(data) > limit:
+            raise _too_large(limit)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ApiError("parameter_invalid", "The request body is not valid UTF-8.") from exc
     # Every character is at least one byte, so a text longer than the cap is over it without encoding.
     # surrogateescape gives back the bytes the local gateway could not decode, one byte each.
-    if len(raw) > MAX_BODY_BYTES or len(raw.encode("utf-8", "surrogateescape")) > MAX_BODY_BYTES:
-        raise _too_large()
+    if len(raw) > limit or len(raw.encode("utf-8", "surrogateescape")) > limit:
+        raise _too_large(limit)
     return raw
 
 
@@ -113,10 +113,10 @@ def _nesting_ok(text: str) -> bool:
     return True
 
 
-def _parse_body(event: dict[str, Any]) -> dict[str, Any]:
+def _parse_body(event: dict[str, Any], limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
     if event.get("body") is None or event.get("body") == "":
         return {}
-    raw = _body_text(event)
+    raw = _body_text(event, limit)
     if not _nesting_ok(raw):
         raise ApiError("parameter_invalid", f"The request body nests deeper than {MAX_BODY_DEPTH} levels.")
     try:
@@ -153,7 +153,7 @@ def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     body: dict[str, Any] = {}
     body_error: ApiError | None = None
     try:
-        body = _parse_body(event)
+        body = _parse_body(event, route.body_bytes or MAX_BODY_BYTES)
     except ApiError as err:
         body_error = err
     return Request(
