@@ -69,12 +69,15 @@ class HistoryService:
             raise version_not_found(lock_version)
         return found
 
-    def version_of(self, ctx: Context, mp: MemoryPath, lock_version: int) -> Version:
-        """One version of the document at `mp` that still holds its text (a promote's source)."""
+    def _version(self, ctx: Context, mp: MemoryPath, lock_version: int) -> Version:
+        """One version of the current history of the document at `mp`, redacted or not."""
         refuse_override(ctx, mp)
         src = ctx.source(mp)
-        doc = self._current(ctx, src, mp, lock_version)
-        record = self._record(ctx, src, doc, lock_version)
+        return self._record(ctx, src, self._current(ctx, src, mp, lock_version), lock_version)
+
+    def version_of(self, ctx: Context, mp: MemoryPath, lock_version: int) -> Version:
+        """One version of the document at `mp` that still holds its text (a promote's source)."""
+        record = self._version(ctx, mp, lock_version)
         if record.content_key is None:
             raise version_redacted(lock_version)
         return record
@@ -104,10 +107,7 @@ class HistoryService:
 
     def show(self, ctx: Context, mp: MemoryPath, lock_version: int) -> ShownVersion:
         """One version with its text (None once redacted): the request's batch read plus one S3 GET."""
-        refuse_override(ctx, mp)
-        src = ctx.source(mp)
-        doc = self._current(ctx, src, mp, lock_version)
-        record = self._record(ctx, src, doc, lock_version)
+        record = self._version(ctx, mp, lock_version)
         if record.content_key is None:
             return ShownVersion(mp.logical, record, None)
         text = content_of(ctx, mp.logical, _as_document(record))

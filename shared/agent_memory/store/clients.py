@@ -35,3 +35,17 @@ class Backend:
         self.s3 = s3
         self.table = table
         self.bucket = bucket
+
+    def _new(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A Put of a new item, refused when its key is taken. The old item tells a key truly taken from
+        this very create, landed by an earlier send whose answer was lost (store/errors.py answers that
+        one as the success it was)."""
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": item,
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": "pk"},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }

@@ -38,19 +38,6 @@ def _exists(what: str = "That record already exists.") -> Refusals:
 class DirectoryWrites(Backend):
     """Who is who, and what belongs to whom. Every new row is conditioned on its key being free."""
 
-    def _new(self, item: Item) -> dict[str, Any]:
-        return {
-            "Put": {
-                "TableName": self.table,
-                "Item": item,
-                "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": "pk"},
-                # The old item tells a key truly taken from this very create, landed by an earlier send
-                # whose answer was lost (store/errors.py answers that one as the success it was).
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
-        }
-
     def _create(self, role: str, item: Item, refused: Callable[[], ApiError]) -> None:
         write_one(self.ddb, (role, self._new(item)), Refusals({role: lambda _: refused()}))
 

@@ -215,13 +215,7 @@ class Documents(Backend):
             "ConditionCheck": {
                 "TableName": self.table,
                 "Key": keys.wire(keys.lease(anchor, rest)),
-                "ConditionExpression": "attribute_not_exists(#pk) OR #lu <= :now OR #hk = :me",
-                "ExpressionAttributeNames": {"#pk": "pk", "#lu": "lease_until", "#hk": "holder_key"},
-                "ExpressionAttributeValues": {
-                    ":now": {"N": f"{time.time():.3f}"},
-                    ":me": {"S": f"{writer.kind}:{writer.public_id}"},
-                },
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                **lease_free_for(writer),
             }
         }
 
@@ -429,6 +423,20 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
     # the translator retries it, and every condition above is checked again on each attempt, so a writer
     # whose view went stale meanwhile is still refused as stale.
     return Refusals(by_role, otherwise=stale)
+
+
+def lease_free_for(writer: Author) -> dict[str, Any]:
+    """The condition that no one but `writer` holds an unexpired lease on a file (a write's, and a new
+    lease's): absent, expired, or the writer's own."""
+    return {
+        "ConditionExpression": "attribute_not_exists(#pk) OR #lu <= :now OR #hk = :me",
+        "ExpressionAttributeNames": {"#pk": "pk", "#lu": "lease_until", "#hk": "holder_key"},
+        "ExpressionAttributeValues": {
+            ":now": {"N": f"{time.time():.3f}"},
+            ":me": {"S": f"{writer.kind}:{writer.public_id}"},
+        },
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
 
 
 def leased_refusal(old: dict[str, Any] | None) -> ApiError:

@@ -28,7 +28,7 @@ from ..model import (
 )
 from . import keys
 from .clients import Backend
-from .documents import leased_refusal
+from .documents import lease_free_for, leased_refusal
 from .errors import Refusals, Step, read, transact, write_one
 from .items import (
     agent_index_item,
@@ -59,17 +59,6 @@ def _gone() -> ApiError:
 class Memories(Backend):
     """A Memory's own rows and the account's indexes of them."""
 
-    def _put_new(self, item: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "Put": {
-                "TableName": self.table,
-                "Item": item,
-                "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": "pk"},
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
-        }
-
     def _put(self, item: dict[str, Any]) -> dict[str, Any]:
         return {"Put": {"TableName": self.table, "Item": item}}
 
@@ -88,8 +77,8 @@ class Memories(Backend):
         """The Memory, its name claim, its index entries, its counter row and its first files, in one
         transaction. `handoff` marks the version a promote copies (checked unredacted in the same commit)."""
         steps: list[Step] = [
-            ("memory", self._put_new(memory_item(memory))),
-            ("name", self._put_new(memory_name_item(memory))),
+            ("memory", self._new(memory_item(memory))),
+            ("name", self._new(memory_name_item(memory))),
             ("index", self._put(memory_index_item(memory))),
         ]
         if memory.default is not None:
@@ -105,7 +94,7 @@ class Memories(Backend):
             meta |= author_attributes(stats.written_by, "written_by")
         steps.append(("meta", self._put(marshal(meta))))
         for doc, version in files:
-            steps.append(("document", self._put_new(doc_item(doc))))
+            steps.append(("document", self._new(doc_item(doc))))
             steps.append(("version", self._put(version_item(version))))
         by_role = {
             "name": lambda _: ApiError(
@@ -437,19 +426,7 @@ class Memories(Backend):
             self.ddb,
             (
                 "lease",
-                {
-                    "Put": {
-                        "TableName": self.table,
-                        "Item": lease_item(anchor, lease),
-                        "ConditionExpression": "attribute_not_exists(#pk) OR #lu <= :now OR #hk = :me",
-                        "ExpressionAttributeNames": {"#pk": "pk", "#lu": "lease_until", "#hk": "holder_key"},
-                        "ExpressionAttributeValues": {
-                            ":now": {"N": f"{time.time():.3f}"},
-                            ":me": {"S": f"{lease.holder.kind}:{lease.holder.public_id}"},
-                        },
-                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                    }
-                },
+                {"Put": {"TableName": self.table, "Item": lease_item(anchor, lease), **lease_free_for(lease.holder)}},
             ),
             Refusals({"lease": leased_refusal}),
         )
