@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from agent_memory.mapview import CONTENT_SECURITY_POLICY, NODE_H, NODE_W, render_map_html
 
+from tests.support import Api
 from tests.unit.test_mapview import HOSTILE, agent, big, mem, sample
 
 pytestmark = pytest.mark.browser
@@ -329,3 +330,24 @@ def test_the_edges_land_on_the_nodes_they_name(chromium: str, tmp_path: Path) ->
             assert abs(edge["start"]["x"] - (source["x"] + source["w"])) < 1
             assert abs(edge["end"]["x"] - target["x"]) < 1
             assert abs(edge["end"]["y"] - (target["y"] + target["h"] / 2)) < 1
+
+
+def test_the_gateway_serves_the_accounts_map_and_the_browser_draws_it(chromium: str, tmp_path: Path, api: Api) -> None:
+    """The page as the service answers it for a real account: a node per Memory and agent, the dashed
+    provenance edge, and the orphans in their box."""
+    from tests.http.test_memory_map import build  # the same account the map's JSON tests draw
+
+    ada, ids, agents = build(api)
+    r = api.get("/memory_map.html", ada)
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/html")
+    assert "script-src 'none'" in r.headers["content-security-policy"]
+    seen = probe(chromium, tmp_path, r.text)
+    drawn = {n["id"]: n for n in seen["nodes"]}
+    assert set(ids.values()) | set(agents.values()) | {"all_agents", "deployment:prod"} == set(drawn)
+    provenance = [e for e in seen["edges"] if e["cls"].split()[1] == "provenance"]
+    assert [(e["from"], e["to"]) for e in provenance] == [(ids["runbooks"], ids["copy"])]
+    assert all(e["dash"] not in ("none", "") for e in provenance)
+    assert all(e["dash"] == "none" for e in seen["edges"] if e not in provenance)
+    orphans = {n["id"] for n in seen["nodes"] if n["orphan"]}
+    assert orphans == {ids["orphan"], ids["copy"]}

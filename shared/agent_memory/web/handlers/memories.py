@@ -240,7 +240,9 @@ def memory_map(req: Request) -> Reply:
 
 
 def memory_map_page(req: Request) -> Reply:
-    from ...mapview import render_map_html
+    from ...mapview import CONTENT_SECURITY_POLICY, render_map_html
 
     page = render_map_html(services.memories().graph(req.token))
-    return Reply(200, page, {"content-type": "text/html; charset=utf-8"})
+    # The page's own policy, sent as a header too: no script, no fetch, whatever a name holds.
+    headers = {"content-type": "text/html; charset=utf-8", "content-security-policy": CONTENT_SECURITY_POLICY}
+    return Reply(200, page, headers)
