@@ -209,6 +209,8 @@ class World:
     conv: str = ""
     # The history verbs' documents live in a conversation of their own, so list's and grep's counts stay
     history_conv: str = ""
+    # An organization Memory with one file, for its files door.
+    mem: str = ""
     pairs: dict[str, tuple[str, int]] = field(default_factory=dict)
     counter: int = 0
     bound_anchors: int = 2  # the default roots a Human-answered conversation can use: conversation, workspace
@@ -257,6 +259,20 @@ class World:
         for k in range(2):
             self.write(self.history_mem, ROLLBACK_DOC, _markdown(f"rollback {k}", 40))
         self.write(self.history_mem, REDACT_DOC, _markdown("redact", 40))
+        made = self.h.call(
+            Step(
+                "POST",
+                "/memories",
+                self.token,
+                {"memory": {"name": "bench", "files": [{"path": MEMORY_FILE, "content": _markdown("file", 40)}]}},
+                expect=201,
+            )
+        )
+        self.mem = made["memory"]["memory_id"]
+        shown = self.h.call(
+            Step("POST", f"/memories/{self.mem}/files/show", self.token, {"file": {"path": MEMORY_FILE}})
+        )
+        self.pairs[f"memory:{MEMORY_FILE}"] = (shown["file"]["public_id"], shown["file"]["lock_version"])
         return self
 
     def write(self, base: str, path: str, content: str) -> dict[str, Any]:
@@ -356,6 +372,28 @@ def _uncreate(w: World, i: int, out: dict[str, Any]) -> None:
 def _replace(w: World, i: int) -> Step:
     body = _write_body("conversation/replace.md", _markdown(f"replace {i}", 40), *w.pairs["conversation/replace.md"])
     return Step("POST", w.conv_mem, w.token, body, expect=201)
+
+
+MEMORY_FILE = "runbooks/deploy.md"
+
+
+def _file_show(w: World, i: int) -> Step:
+    return Step("POST", f"/memories/{w.mem}/files/show", w.token, {"file": {"path": MEMORY_FILE}})
+
+
+def _file_write(w: World, i: int) -> Step:
+    pid, lv = w.pairs[f"memory:{MEMORY_FILE}"]
+    file = {
+        "path": MEMORY_FILE,
+        "content": _markdown(f"file {i}", 40),
+        "expected_public_id": pid,
+        "expected_lock_version": lv,
+    }
+    return Step("POST", f"/memories/{w.mem}/files", w.token, {"file": file}, expect=201)
+
+
+def _file_written(w: World, i: int, out: dict[str, Any]) -> None:
+    w.pairs[f"memory:{MEMORY_FILE}"] = (out["file"]["public_id"], out["file"]["lock_version"])
 
 
 def _edit(w: World, i: int) -> Step:
@@ -733,6 +771,18 @@ VERBS: list[Verb] = [
         _delete,
     ),
     Verb("show_conversation", Target(1, 0, "one BatchGetItem"), _show_conversation),
+    Verb(
+        "memory file show",
+        Target(1, 0, "one BatchGetItem: token+Memory+file; content cached", ops={"BatchGetItem": 1}),
+        _file_show,
+        cold=Target(1, 1, "one BatchGetItem + S3 get (cache empty)", ops={"BatchGetItem": 1, "GetObject": 1}),
+    ),
+    Verb(
+        "memory file write",
+        Target(2, 1, "S3 put + one commit (the counter row and the lease check ride in it)", ops=_WRITE_OPS),
+        _file_write,
+        _file_written,
+    ),
     Verb(
         "workspace show",
         Target(1, 0, "one BatchGetItem: token+workspace+member+document"),
