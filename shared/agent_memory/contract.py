@@ -131,6 +131,7 @@ MEMORY_FILES: Final = f"{MEMORY}/files"
 # the routes that carry a file's text take 4 MiB, room for its JSON escapes and still under Lambda's 6 MB.
 FILE_BODY_BYTES: Final = 4 * 1024 * 1024
 AGENT: Final = f"{API}/agents/{{agent_public_id}}"
+EXECUTION: Final = f"{API}/executions/{{execution_public_id}}"
 
 ROUTES: Final[tuple[RouteSpec, ...]] = (
     # ---- the directory ----
@@ -733,6 +734,52 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="CallTool",
     ),
     _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas", query=("format",)),
+    _r("execution_mounts", "GET", f"{EXECUTION}/mounts", "read", "executions:execution_mounts"),
+    _r(
+        "execution_files_list",
+        "POST",
+        f"{EXECUTION}/files/list",
+        "read",
+        "executions:session_files_list",
+        request="SessionFile",
+    ),
+    _r(
+        "execution_file_show",
+        "POST",
+        f"{EXECUTION}/files/show",
+        "read",
+        "executions:session_file_show",
+        content="read",
+        request="SessionFile",
+    ),
+    _r(
+        "execution_file_write",
+        "POST",
+        f"{EXECUTION}/files/write",
+        "write",
+        "executions:session_file_write",
+        content="write",
+        request="SessionFile",
+        status=201,
+    ),
+    _r(
+        "execution_file_edit",
+        "POST",
+        f"{EXECUTION}/files/edit",
+        "write",
+        "executions:session_file_edit",
+        content="write",
+        request="SessionFile",
+    ),
+    _r(
+        "execution_file_delete",
+        "POST",
+        f"{EXECUTION}/files/delete",
+        "write",
+        "executions:session_file_delete",
+        request="SessionFile",
+        status=204,
+    ),
     # ---- organization Memories ----
     _r(
         "create_memory",

@@ -11,6 +11,7 @@ import math
 import secrets
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .budget import Budgets
 from .context import Context
@@ -21,6 +22,9 @@ from .model import DEFAULT_EXECUTION_TTL_SECONDS, Execution
 from .ports import Store
 from .resolver import Resolver
 from .rules import access
+
+if TYPE_CHECKING:
+    from .memories import MemoriesService
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +41,9 @@ class ExecutionService:
         resolver: Resolver,
         budgets: Budgets | None = None,
         ttl_seconds: int = DEFAULT_EXECUTION_TTL_SECONDS,
+        memories: MemoriesService | None = None,
     ) -> None:
+        self.memories = memories
         self.store = store
         self.resolver = resolver
         self.budgets = budgets or Budgets()
@@ -53,8 +59,13 @@ class ExecutionService:
         parent_id: str | None = None,
         delegate_id: str | None = None,
         tools: list[str] | None = None,
+        capabilities: list[Any] | None = None,
     ) -> NewExecution:
-        """`tools` None offers every tool; [] none (a direct reply)."""
+        """`tools` None offers every tool; [] none (a direct reply). `capabilities` configures the session's
+        mounts (mounts.py), checked before anything is read."""
+        from .mounts import plan, requested_mounts
+
+        requests = requested_mounts(capabilities)
         start = self.resolver.new_execution(
             presented,
             workspace_id,
@@ -66,6 +77,9 @@ class ExecutionService:
         ctx: Context = start.context
         if ctx.workspace is None or ctx.conversation is None:  # new_execution always loads both
             raise access.not_found("conversation")
+        agent_memories = [] if start.agent is None or self.memories is None else self.memories.effective_of(start.agent)
+        reach = self.resolver.memory_reach
+        mounts = plan(ctx, requests, lambda mem: reach(ctx, mem), agent_memories)
         secret = secrets.token_urlsafe(32)
         ex = Execution(
             public_id=uuid7(),
@@ -85,6 +99,7 @@ class ExecutionService:
             expires_at=math.ceil(time.time()) + self.ttl_seconds,
             secret_digest=token_digest(secret),
             principal_name=ctx.author().name,
+            mounts=mounts,
         )
         budget = self.budgets.of(ctx.principal)
         if budget is not None:

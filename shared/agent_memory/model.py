@@ -210,6 +210,8 @@ class Execution:
     secret_digest: str | None = None
     # The principal's name when the execution began: the author name of the versions its tools write.
     principal_name: str | None = None
+    # What the session sees as files, captured when it began (later changes to the Memories do not move it).
+    mounts: list[Mount] = field(default_factory=list)
 
 
 QuarantineStatus = Literal["pending", "released", "rejected"]
@@ -561,3 +563,21 @@ class Lease:
     path: str
     holder: Author
     expires_at: float
+
+
+MountKind = Literal["memory", "agent", "user"]
+MountMode = Literal["readonly", "readwrite"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """One folder of a session's file tree: a Memory under /workspace (configured) or /memory/<name>
+    (the agent's attachments and defaults), or the server-managed /memory/agent and /memory/user."""
+
+    path: str
+    kind: MountKind
+    mode: MountMode
+    source: MemorySourceKind = "native"
+    memory_id: str | None = None
+    name: str | None = None
+    read_first: bool | None = None

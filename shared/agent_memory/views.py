@@ -24,6 +24,7 @@ from .model import (
     Lease,
     Located,
     Member,
+    Mount,
     PromotedFrom,
     Quarantine,
     ShownVersion,
@@ -316,9 +317,9 @@ def memory_page(page: MemoryPage) -> Json:
     return {"memories": [memory(v, listed=True) for v in page.memories], "next_cursor": page.next_cursor}
 
 
-def file_summary(doc: Document) -> Json:
+def file_summary(doc: Document, path: str | None = None) -> Json:
     return {
-        "path": doc.rest,
+        "path": doc.rest if path is None else path,
         "public_id": doc.public_id,
         "lock_version": doc.lock_version,
         "bytesize": doc.bytesize,
@@ -336,6 +337,16 @@ def file(loc: Located) -> Json:
     """A Memory's file: the document view without the skill-only description."""
     out = document(loc)
     out.pop("description", None)
+    return out
+
+
+def mount(m: Mount) -> Json:
+    out: Json = {"path": m.path, "kind": m.kind}
+    if m.memory_id is not None:
+        out |= {"memory_id": m.memory_id, "name": m.name}
+    out |= {"mode": m.mode, "source": m.source}
+    if m.read_first is not None:
+        out["read_first"] = m.read_first
     return out
 
 

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from pydantic import PlainValidator, WithJsonSchema
 
 from ..contract import TOOL_NAMES
-from .base import Body, JsonObject, OptionalUuid, coded
+from .base import Body, Content, JsonObject, OptionalCounter, OptionalUuid, PairRule, coded
+from .memory import ConflictResolution
 
 
 def _tools(value: Any) -> list[str] | None:
@@ -39,11 +40,55 @@ ToolList = Annotated[
 ToolArguments = JsonObject
 
 
+def _capabilities(value: Any) -> list[Any] | None:
+    # The mounts' own rules (and their messages naming each mount) are mounts.py's.
+    if value is not None and (not isinstance(value, list) or len(value) > 8):
+        raise coded("validation_failed", "must be a list of at most 8 capabilities such as {ref, config}")
+    return value
+
+
+Capabilities = Annotated[
+    list[Any] | None,
+    PlainValidator(_capabilities),
+    WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "object"}, "maxItems": 8}, {"type": "null"}]}),
+]
+
+
 class CreateExecutionFields(Body):
     speaker_public_id: OptionalUuid = None
     parent_execution_public_id: OptionalUuid = None
     delegate_to_agent_public_id: OptionalUuid = None
     tools: ToolList = None
+    capabilities: Capabilities = None
+
+
+def _absolute(value: Any) -> str:
+    if not isinstance(value, str):
+        raise coded("memory_path_invalid", "must be an absolute path such as '/workspace/runbooks/a.md'")
+    return value
+
+
+AbsolutePath = Annotated[str, PlainValidator(_absolute), WithJsonSchema({"type": "string"})]
+
+
+class SessionFileFields(PairRule):
+    path: AbsolutePath
+    content: Content | None = None
+    old_text: Annotated[str | None, PlainValidator(lambda v: _optional_text(v)), WithJsonSchema({})] = None
+    new_text: Annotated[str | None, PlainValidator(lambda v: _optional_text(v)), WithJsonSchema({})] = None
+    expected_public_id: OptionalUuid = None
+    expected_lock_version: OptionalCounter = None
+    conflict_resolution: ConflictResolution = None
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise coded("parameter_invalid", "must be a string")
+    return value
+
+
+class SessionFile(Body):
+    file: SessionFileFields
 
 
 class CreateExecution(Body):

@@ -35,6 +35,7 @@ from ..model import (
     MemoryDefault,
     MemoryReference,
     MemoryStats,
+    Mount,
     OrgMemory,
     PromotedFrom,
     Quarantine,
@@ -393,7 +394,36 @@ def execution_item(e: Execution) -> Item:
             "expires_at": e.expires_at,
             "secret_digest": e.secret_digest,
             "principal_name": e.principal_name,
+            "mounts": [mount_item(m) for m in e.mounts] or None,
         }
+    )
+
+
+def mount_item(m: Mount) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in {
+            "path": m.path,
+            "kind": m.kind,
+            "mode": m.mode,
+            "source": m.source,
+            "memory_id": m.memory_id,
+            "name": m.name,
+            "read_first": m.read_first,
+        }.items()
+        if v is not None
+    }
+
+
+def mount_row(it: dict[str, Any]) -> Mount:
+    return Mount(
+        it["path"],
+        it["kind"],
+        it["mode"],
+        it.get("source") or "native",
+        it.get("memory_id"),
+        it.get("name"),
+        it.get("read_first"),
     )
 
 
@@ -416,6 +446,7 @@ def execution_row(item: Item) -> Execution:
         expires_at=it.get("expires_at") or _epoch(it["created_at"]) + DEFAULT_EXECUTION_TTL_SECONDS,
         secret_digest=it.get("secret_digest"),
         principal_name=it.get("principal_name"),
+        mounts=[mount_row(m) for m in it.get("mounts") or []],
     )
 
 

@@ -81,7 +81,7 @@ def executions() -> ExecutionService:
     from ..executions import ExecutionService
 
     r = resolver()
-    return ExecutionService(r.store, r, budgets(), settings().execution_ttl_seconds)
+    return ExecutionService(r.store, r, budgets(), settings().execution_ttl_seconds, memories())
 
 
 @lru_cache(maxsize=1)

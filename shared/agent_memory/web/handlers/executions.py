@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ... import views
+from ...errors import ApiError
 from ...inputs.executions import CallTool, CreateExecution
+from ...model import Located
 from .. import services
 from ..glue import Reply, Request
-from . import answered, parsed
+from . import answered, no_content, parsed
 
 if TYPE_CHECKING:
     from ...executions import NewExecution
@@ -28,6 +30,7 @@ def create_execution(req: Request) -> Reply:
             parent_id=e.parent_execution_public_id,
             delegate_id=e.delegate_to_agent_public_id,
             tools=e.tools,
+            capabilities=e.capabilities,
         ),
     )
 
@@ -52,3 +55,86 @@ def tool_schemas(req: Request) -> Reply:
     from ...tools import tool_schemas as schemas
 
     return Reply(200, {"tools": schemas(req.query.get("format") or "anthropic")})
+
+
+# ---- the session's file tree ------------------------------------------------------------------------------
+
+
+def execution_mounts(req: Request) -> Reply:
+    ex, _ = services.resolver().execution(req.params["execution_public_id"], req.token)
+    return Reply(200, {"mounts": [views.mount(m) for m in ex.mounts]})
+
+
+def _placed(req: Request) -> tuple[Any, Any]:
+    from ...inputs.executions import SessionFile
+    from ...mounts import place
+
+    f = parsed(req, SessionFile).file
+    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
+    return f, place(ex, ctx, f.path)
+
+
+def _session_file(status: int) -> Any:
+    return lambda loc: Reply(status, {"file": views.file(loc)})
+
+
+def session_files_list(req: Request) -> Reply:
+    from ...inputs.executions import SessionFile
+    from ...mounts import SessionFiles
+
+    f = parsed(req, SessionFile).file
+    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
+    rows = SessionFiles(services.memory()).listing(ex, ctx, f.path)
+    return Reply(200, {"files": [views.file_summary(loc.document, path) for path, loc in rows]})
+
+
+def session_file_show(req: Request) -> Reply:
+    _, placed = _placed(req)
+    loc = services.memory().show(placed.context, placed.path)
+    return Reply(200, {"file": views.file(_absolute(placed, loc))})
+
+
+def _required(value: str | None, field: str) -> str:
+    if value is None:
+        raise ApiError("parameter_missing", f"file.{field} is required.")
+    return value
+
+
+def session_file_write(req: Request) -> Reply:
+    f, placed = _placed(req)
+    content = _required(f.content, "content")
+    return answered(
+        _session_file(201),
+        lambda: _absolute(
+            placed,
+            services.memory().write(
+                placed.context,
+                placed.path,
+                content,
+                f.expected,
+                overwrite=f.conflict_resolution == "overwrite",
+            ),
+        ),
+    )
+
+
+def session_file_edit(req: Request) -> Reply:
+    f, placed = _placed(req)
+    old, new = _required(f.old_text, "old_text"), _required(f.new_text, "new_text")
+    return answered(
+        _session_file(200),
+        lambda: _absolute(
+            placed,
+            services.memory().edit(placed.context, placed.path, old, new, f.expected),
+        ),
+    )
+
+
+def session_file_delete(req: Request) -> Reply:
+    f, placed = _placed(req)
+    return answered(no_content, lambda: services.memory().delete(placed.context, placed.path, f.expected))
+
+
+def _absolute(placed: Any, loc: Located) -> Located:
+    """A file as the session names it: by its absolute path."""
+    return Located(placed.absolute(loc.document.rest), loc.document, loc.content)

@@ -1,0 +1,254 @@
+"""Sessions as file trees: the mounts an execution captures when it begins, and its files by absolute path.
+
+A session sees organization Memories it asked for under `/workspace/...`, and the server's own mounts
+under `/memory`: `/memory/agent` and `/memory/user` (the agent/ and user/ roots the execution has bound)
+and `/memory/<name>` for each Memory its answering agent has by attachment or tenant default. The set is
+captured with the execution and never changes: archiving, detaching or changing a default later moves
+only the sessions that begin afterwards. Each mount is a root of the same memory verbs (memory.py), so
+a write through a mount is the conditional write of every other door.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .bindings import Binding
+from .context import Context, Source
+from .errors import ApiError
+from .memories import MEMORY_ID_RE, Effective
+from .memory import MemoryService
+from .model import Anchor, Execution, Located, Mount, MountMode, OrgMemory
+from .paths import FILES_ROOT, MemoryPath, parse_document_path, parse_file_path, prefix_matches
+from .ports import Ref
+from .rules import access
+
+WORKSPACE = "/workspace"
+SERVER = "/memory"
+MAX_MOUNTS = 32
+MAX_MOUNT_PATH = 512
+_SEGMENT = re.compile(r"^[A-Za-z0-9._~@+=-][A-Za-z0-9._~@+= -]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class MountRequest:
+    """One configured mount as the request gave it, checked for shape."""
+
+    index: int
+    memory_id: str
+    path: str
+    mode: MountMode
+
+
+def _fail(message: str) -> ApiError:
+    return ApiError("validation_failed", message)
+
+
+def check_mount_path(value: Any, where: str) -> str:
+    """An absolute, normalised path under /workspace (not /workspace itself, nothing under /memory)."""
+    if not isinstance(value, str) or not value:
+        raise _fail(f"{where} must be an absolute path such as '/workspace/runbooks'.")
+    if len(value) > MAX_MOUNT_PATH:
+        raise _fail(f"{where} is longer than {MAX_MOUNT_PATH} characters.")
+    if not value.startswith("/"):
+        raise _fail(f"{where} must be absolute (start with '/'), such as '/workspace/runbooks'.")
+    if value == SERVER or value.startswith(SERVER + "/"):
+        raise _fail(f"{where} is under /memory, which the server keeps for its own mounts.")
+    segments = value[1:].split("/")
+    for seg in segments:
+        if seg in ("", ".", ".."):
+            raise _fail(f"{where} is not normalised: no empty, '.' or '..' segment, and no trailing '/'.")
+        if not _SEGMENT.match(seg) or seg != seg.strip():
+            raise _fail(f"{where} has a segment {seg[:40]!r} with characters a mount path cannot hold.")
+    if value == WORKSPACE:
+        raise _fail(f"{where} is /workspace itself: a Memory mounts in a folder under it.")
+    if not value.startswith(WORKSPACE + "/"):
+        raise _fail(f"{where} must be under /workspace, such as '/workspace/runbooks'.")
+    return value
+
+
+def requested_mounts(capabilities: list[Any] | None) -> list[MountRequest]:
+    """The mounts a new execution's `capabilities` ask for, each rule checked before anything is read.
+
+    An empty config, or none at all, mounts nothing. The index in every message is the mount's place in
+    its capability's `mounts` list."""
+    if capabilities is None:
+        return []
+    out: list[MountRequest] = []
+    for c, cap in enumerate(capabilities):
+        if not isinstance(cap, dict):
+            raise _fail(f"capabilities[{c}] must be an object with ref and config.")
+        if cap.get("ref") != "memory":
+            raise _fail(f"capabilities[{c}].ref must be 'memory', the one capability this service provides.")
+        config = cap.get("config")
+        if config is None:
+            continue
+        if not isinstance(config, dict):
+            raise _fail(f'capabilities[{c}].config must be an object such as {{"mounts": [...]}}.')
+        mounts = config.get("mounts")
+        if mounts is None:
+            continue
+        if not isinstance(mounts, list):
+            raise _fail("mounts must be a list of {memory, path, mode}.")
+        if len(out) + len(mounts) > MAX_MOUNTS:
+            raise _fail(f"mounts: a session mounts at most {MAX_MOUNTS} Memories.")
+        for i, m in enumerate(mounts):
+            if not isinstance(m, dict):
+                raise _fail(f"mounts[{i}] must be an object with memory, path and mode.")
+            memory = m.get("memory")
+            if not isinstance(memory, str) or not MEMORY_ID_RE.match(memory):
+                raise _fail(f"mounts[{i}].memory must be a Memory id: mem_ and 32 lowercase hex digits.")
+            path = check_mount_path(m.get("path"), f"mounts[{i}].path")
+            mode = m.get("mode", "readonly")
+            if mode not in ("readonly", "readwrite"):
+                raise _fail(f"mounts[{i}].mode must be exactly 'readonly' or 'readwrite'.")
+            out.append(MountRequest(i, memory, path, mode))
+    for a in out:
+        for b in out:
+            if a is b:
+                continue
+            if a.path == b.path and a.index > b.index:
+                raise _fail(f"mounts[{a.index}].path {a.path!r} is also mounts[{b.index}].path.")
+            if a.path.startswith(b.path + "/"):
+                raise _fail(
+                    f"mounts[{a.index}].path {a.path!r} lies inside mounts[{b.index}].path {b.path!r}: "
+                    "mounts may not overlap."
+                )
+    return out
+
+
+def plan(
+    ctx: Context,
+    requests: list[MountRequest],
+    reach: Callable[[OrgMemory], access.Reach | None],
+    agent_memories: list[Effective],
+) -> list[Mount]:
+    """The mount set a new execution captures: the configured mounts (checked against the caller's reach),
+    then the server's (its agent/ and user/ roots, and the answering agent's Memories)."""
+    ctx.fetch([Ref.memory(r.memory_id) for r in requests])
+    mounts: list[Mount] = []
+    for r in requests:
+        mem: OrgMemory | None = ctx.loaded.get(Ref.memory(r.memory_id))
+        found = None if mem is None or mem.account_id != ctx.principal.account_id else reach(mem)
+        if mem is None or found is None:
+            raise ApiError(
+                "memory_scope_unavailable", f"mounts[{r.index}].memory: no Memory {r.memory_id} is visible to you."
+            )
+        if mem.archived:
+            raise ApiError("memory_scope_unavailable", f"mounts[{r.index}].memory: Memory {mem.name!r} is archived.")
+        mode: MountMode = r.mode
+        if mem.source == "git":
+            mode = "readonly"  # a git-synced Memory is read-only whatever a mount asks
+        elif mode == "readwrite" and found.standing != "write":
+            raise ApiError(
+                "not_authorized", f"mounts[{r.index}]: a readwrite mount needs write access to Memory {mem.name!r}."
+            )
+        mounts.append(Mount(r.path, "memory", mode, mem.source, mem.memory_id, mem.name))
+    for scope in ("agent", "user"):
+        src = _bound(ctx, scope)
+        if src is not None:
+            mode = "readwrite" if access.access_of(src) == "read_write" else "readonly"
+            mounts.append(Mount(f"{SERVER}/{scope}", scope, mode))
+    for e in agent_memories:
+        if e.archived:
+            continue  # an archived Memory is not newly mounted
+        mode = "readwrite" if e.mode == "readWrite" else "readonly"
+        source: Any = e.source
+        mounts.append(Mount(f"{SERVER}/{e.name}", "memory", mode, source, e.memory_id, e.name, e.read_first))
+    return mounts
+
+
+# ---- files by absolute path ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """An absolute path resolved to its mount: the Context and path the memory verbs act on."""
+
+    mount: Mount
+    context: Context
+    path: MemoryPath
+
+    def absolute(self, rest: str) -> str:
+        return f"{self.mount.path}/{rest}"
+
+
+def _bound(ctx: Context, scope: str) -> Source | None:
+    """The root a server mount of agent/ or user/ documents stands for: the first binding of that scope."""
+    return next((s for s in ctx.readable() if s.scope == scope), None)
+
+
+def mount_of(ex: Execution, path: str) -> Mount | None:
+    best = None
+    for m in ex.mounts:
+        if (path == m.path or path.startswith(m.path + "/")) and (best is None or len(m.path) > len(best.path)):
+            best = m
+    return best
+
+
+def _outside(path: str) -> ApiError:
+    return ApiError(
+        "memory_scope_unavailable", f"{path[:200]!r} is outside every mount of this session: list '/' to see them."
+    )
+
+
+def place(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> Placed:
+    """The mount a path lies in and the path within it (a folder may be the mount itself)."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ApiError("memory_path_invalid", "file.path must be an absolute path such as '/workspace/runbooks/a.md'.")
+    path = path.rstrip("/") if folder else path
+    mount = mount_of(ex, path)
+    if mount is None:
+        raise _outside(path)
+    rest = path[len(mount.path) + 1 :]
+    if not rest and not folder:
+        raise ApiError("memory_path_invalid", f"{path!r} is a mount, not a file: name a file inside it.")
+    if mount.kind == "memory":
+        binding = Binding(FILES_ROOT, "memory", "read_write" if mount.mode == "readwrite" else "read")
+        src = Source(binding, Anchor("memory", mount.memory_id or ""), True)
+        memory_ctx = Context(
+            ctx.store,
+            ctx.principal,
+            "memory",
+            {FILES_ROOT: src},
+            loaded=ctx.loaded,
+            execution_public_id=ctx.execution_public_id,
+        )
+        mp = MemoryPath(FILES_ROOT, rest, plain=True) if folder else parse_file_path(rest)
+        return Placed(mount, memory_ctx, mp)
+    bound = _bound(ctx, mount.kind)
+    if bound is None:
+        raise _outside(path)
+    mp = MemoryPath(bound.name, rest) if folder else parse_document_path(f"{bound.name}/{rest}")
+    return Placed(mount, ctx, mp)
+
+
+class SessionFiles:
+    """The memory verbs of an execution's mounts, by absolute path."""
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    def listing(self, ex: Execution, ctx: Context, path: Any) -> list[tuple[str, Located]]:
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise ApiError("memory_path_invalid", "file.path must be an absolute folder such as '/' or '/workspace'.")
+        folder = path.rstrip("/")
+        if mount_of(ex, folder or "/") is None:
+            # A folder above the mounts ('/', '/workspace', '/memory') lists every mount below it.
+            below = [m for m in ex.mounts if m.path.startswith(folder + "/")]
+            if not below:
+                raise _outside(path)
+            rows: list[tuple[str, Located]] = []
+            for m in below:
+                rows += self.listing(ex, ctx, m.path)
+            return sorted(rows, key=lambda r: r[0])
+        placed = place(ex, ctx, folder, folder=True)
+        src = placed.context.source(placed.path)
+        docs = placed.context.store.list_documents(src.anchored)
+        return [
+            (placed.absolute(d.rest), Located(placed.absolute(d.rest), d))
+            for d in docs
+            if prefix_matches(placed.path.rest, d.rest)
+        ]
