@@ -8,6 +8,11 @@ import json
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..client import MemoryClient
+    from .mount import Report
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -79,7 +84,8 @@ def _mcp(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
+def _service_arguments(parser: argparse.ArgumentParser) -> None:
+    """The service and the principal to act as: what `mcp`, `mount` and `sync` all take."""
     import os
 
     parser.add_argument(
@@ -88,12 +94,77 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
         help="the service's base URL (default: $AGENT_MEMORY_URL or http://127.0.0.1:3000)",
     )
     parser.add_argument("--token", help="the bearer token to act as (default: $AGENT_MEMORY_TOKEN)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
+
+
+def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    _service_arguments(parser)
     parser.add_argument("--workspace", required=True, help="the workspace's public_id")
     parser.add_argument("--conversation", required=True, help="the conversation's public_id")
     parser.add_argument("--execution", help="an execution to run the tools in (default: start a new one)")
     parser.add_argument("--speaker", help="the Speaker a new execution speaks with (its speaker/ subject)")
     parser.add_argument("--block-budget", type=int, help="the memory block's byte budget (default: the service's)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
+
+
+def _client(args: argparse.Namespace) -> MemoryClient | None:
+    import os
+
+    from ..client import MemoryClient
+
+    token = args.token or os.environ.get("AGENT_MEMORY_TOKEN")
+    if not token:
+        print(f"agent-memory {args.command}: pass --token or set AGENT_MEMORY_TOKEN", file=sys.stderr)
+        return None
+    return MemoryClient(args.url, token, timeout=args.timeout)
+
+
+def _report(report: Report) -> None:
+    print(json.dumps(report.as_json()), flush=True)
+
+
+def _mount(args: argparse.Namespace) -> int:
+    from .mount import mount, watch
+
+    client = _client(args)
+    if client is None:
+        return 2
+    report = mount(client, args.execution, args.dir)
+    _report(report)
+    if report.mount_status or not args.watch:
+        return report.mount_status
+    stop = threading.Event()
+    # Either signal ends the watch between two syncs, never in the middle of one.
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    last: list[dict[str, Any]] = []
+
+    def changed(report: Report) -> None:
+        # A line only when a sync did or found something new: a quiet tree, or a conflict still waiting,
+        # does not print the same line every few seconds.
+        now = report.as_json()
+        if report.eventful and last != [now]:
+            _report(report)
+        last[:] = [now]
+
+    return watch(client, args.dir, interval=args.interval, stop=stop, on_report=changed)
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from .mount import sync
+
+    client = _client(args)
+    if client is None:
+        return 2
+    report = sync(client, args.dir, keep_local=args.keep_local)
+    _report(report)
+    return report.status
+
+
+def _interval(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be > 0")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,6 +195,18 @@ def main(argv: list[str] | None = None) -> int:
     mcp = sub.add_parser("mcp", help="serve one conversation's memory tools and block to an MCP client (stdio)")
     _mcp_arguments(mcp)
     mcp.set_defaults(func=_mcp)
+    mnt = sub.add_parser("mount", help="materialise an execution's mounts as files under a directory")
+    _service_arguments(mnt)
+    mnt.add_argument("--execution", required=True, help="the execution whose mounts to materialise")
+    mnt.add_argument("--dir", required=True, help="the directory to materialise them in")
+    mnt.add_argument("--watch", action="store_true", help="then sync every --interval seconds until stopped")
+    mnt.add_argument("--interval", type=_interval, default=5.0, help="seconds between syncs with --watch (default 5)")
+    mnt.set_defaults(func=_mount)
+    syn = sub.add_parser("sync", help="push local changes under read-write mounts, then pull the service's")
+    _service_arguments(syn)
+    syn.add_argument("--dir", required=True, help="a directory `agent-memory mount` materialised")
+    syn.add_argument("--keep-local", metavar="PATH", help="settle PATH's conflict by writing the local copy over")
+    syn.set_defaults(func=_sync)
     args = parser.parse_args(argv)
     result: int = args.func(args)
     return result
