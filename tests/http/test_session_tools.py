@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -298,3 +299,18 @@ def test_the_schemas_tell_the_model_both_path_forms() -> None:
                 assert "/memory/agent/notes.md" in described
         ls = next(t for t in tool_schemas(fmt) if (t if fmt == "anthropic" else t["function"])["name"] == "memory_ls")
         assert "mounts" in (ls if fmt == "anthropic" else ls["function"])["description"]
+
+
+def test_a_keyed_write_by_absolute_path_replays_its_first_answer(m: Mounted) -> None:
+    run, ex = m.run, m.session()
+    url = f"/executions/{ex['public_id']}/tools/memory_write"
+    body = {"input": create(f"{RUNBOOKS}/once.md", "only once")}
+    headers = {"Idempotency-Key": str(uuid.uuid4())}
+    # When a runtime resends a keyed write it never saw the answer of
+    first = run.api.post(url, m.alpha, body, headers=headers)
+    again = run.api.post(url, m.alpha, body, headers=headers)
+    # Then the resend answers the first answer, by the model's absolute path, and the file has one version
+    assert first.status_code == 200 and first.json()["is_error"] is False, first.text
+    assert again.json() == first.json()
+    assert first.json()["content"].startswith(f"Created {RUNBOOKS}/once.md (9 bytes).")
+    assert m.file(m.runbooks, "once.md")["lock_version"] == 0
