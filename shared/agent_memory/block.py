@@ -38,6 +38,23 @@ A document whose content object is missing from storage (swept too early, delete
 out and named in a last, uncharged `<omitted reason="content_missing">` index; the rest still render.
 A document whose current version is quarantined (it resembles prompt injection and awaits review) is
 never rendered: it is named in an uncharged `<omitted reason="quarantined">` index.
+
+An execution's block (`BlockService.assemble_session`) adds, after the conversation's documents, a
+memories section for the Memories its session mounts:
+
+    <memories>
+    <document-3f9a0c2e7b1d4a65 path="/memory/handbook/intro.md" written_at="...">
+    ...content, verbatim...
+    </document-3f9a0c2e7b1d4a65>
+    <memory name="ops" path="/workspace/ops" mode="readonly" description="runbooks for the on-call"/>
+    </memories>
+
+The files of read_first mounts render in full, charged like any document, in ONE walk with the
+conversation's: the conversation's documents newest first, then the read_first files newest first, and
+the first that does not fit ends it (everything past it, conversation document or file, is named in the
+byte_budget index by the path the session knows it by). Every other mounted Memory is named, uncharged,
+for the model to open on demand; its description is a person's text, escaped like every attribute. The
+section's own two lines are uncharged, like the wrapper's.
 """
 
 from __future__ import annotations
@@ -50,7 +67,8 @@ from html import escape
 
 from .context import Context
 from .errors import ApiError
-from .model import Anchor
+from .model import Anchor, Document, Execution, Mount, MountMode, OrgMemory
+from .ports import Ref
 
 DEFAULT_BUDGET_BYTES = 16 * 1024
 MAX_BUDGET_BYTES = 1024 * 1024
@@ -70,6 +88,19 @@ class Entry:
     lock_version: int = 0
     content_key: str = ""
     pii: tuple[str, ...] = ()
+    # A file of a read_first mount (its path absolute): rendered in the memories section.
+    mounted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OnDemand:
+    """A mounted Memory the block names, not renders: the model opens its files with the tools."""
+
+    memory_id: str
+    name: str
+    description: str
+    path: str
+    mode: MountMode
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +136,12 @@ def section_cost(entry: Entry) -> int:
 
 
 def plan(entries: Iterable[Entry], budget_bytes: int) -> Plan:
-    ordered = newest_first(entries)
+    return walk(newest_first(entries), budget_bytes)
+
+
+def walk(ordered: Sequence[Entry], budget_bytes: int) -> Plan:
+    """Spend the budget on `ordered` as given; the first entry that does not fit ends the walk."""
+    ordered = list(ordered)
     used = 0
     for index, entry in enumerate(ordered):
         cost = section_cost(entry)
@@ -147,15 +183,34 @@ def _index(reason: str, entries: Sequence[Entry]) -> list[str]:
     return lines
 
 
-def render(p: Plan, contents: Mapping[str, str]) -> str:
-    """The block's text; `contents` maps each included entry's content_key to its text."""
-    if not p.included and not p.omitted and not p.missing and not p.quarantined:
+def _on_demand(m: OnDemand) -> str:
+    return (
+        f'<memory name="{escape(m.name)}" path="{escape(m.path)}" mode="{m.mode}" '
+        f'description="{escape(m.description)}"/>\n'
+    )
+
+
+def render(p: Plan, contents: Mapping[str, str], memories: Sequence[OnDemand] = ()) -> str:
+    """The block's text; `contents` maps each included entry's content_key to its text, and `memories`
+    are the mounted Memories named for the model to open on demand (an execution's block only)."""
+    if not p.included and not p.omitted and not p.missing and not p.quarantined and not memories:
         return ""
     texts = [contents[entry.content_key] for entry in p.included]
     token = boundary(texts)
     parts = [f'<memory_block boundary="{token}">\n']
+    section = False
     for entry, text in zip(p.included, texts, strict=True):
+        if entry.mounted and not section:
+            # The walk puts every conversation document before any mounted file, so one section holds them.
+            parts.append("<memories>\n")
+            section = True
         parts += [_open_tag(entry, token), text, _close_tag(token)]
+    if memories and not section:
+        parts.append("<memories>\n")
+        section = True
+    parts += [_on_demand(m) for m in memories]
+    if section:
+        parts.append("</memories>\n")
     parts += _index("byte_budget", p.omitted)
     # Named like the budget's index, and like it not charged: the model should know these exist.
     parts += _index("content_missing", p.missing)
@@ -164,9 +219,8 @@ def render(p: Plan, contents: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
-def entries_of(ctx: Context) -> tuple[list[Entry], list[Entry]]:
-    """Every renderable document of the conversation's available sources, and those held back because
-    their current version is quarantined (named in the block, never rendered).
+def _anchors(ctx: Context) -> dict[Anchor, str]:
+    """The conversation's anchors, each under the first root that binds it.
 
     Two bindings can name one anchor (an alias of the current conversation): its rows render once,
     under the first binding, rather than spending the budget twice on the same text.
@@ -174,23 +228,39 @@ def entries_of(ctx: Context) -> tuple[list[Entry], list[Entry]]:
     seen: dict[Anchor, str] = {}
     for src in ctx.readable():
         seen.setdefault(src.anchored, src.name)
-    listed = ctx.store.list_many(list(seen))
+    return seen
+
+
+def _entry(path: str, doc: Document, *, mounted: bool = False) -> Entry:
+    return Entry(path, doc.bytesize, doc.written_at, doc.public_id, doc.lock_version, doc.content_key, doc.pii, mounted)
+
+
+def _split(rows: Iterable[tuple[str, Document]], *, mounted: bool = False) -> tuple[list[Entry], list[Entry]]:
+    """Renderable entries, and those held back because their current version is quarantined."""
     out: list[Entry] = []
     held: list[Entry] = []
-    for anchor, root in seen.items():
-        for doc in listed[anchor]:
-            if doc.rest.startswith("skills/"):
-                continue
-            entry = Entry(
-                f"{root}/{doc.rest}",
-                doc.bytesize,
-                doc.written_at,
-                doc.public_id,
-                doc.lock_version,
-                doc.content_key,
-                doc.pii,
-            )
-            (held if doc.hidden_from_models else out).append(entry)
+    for path, doc in rows:
+        (held if doc.hidden_from_models else out).append(_entry(path, doc, mounted=mounted))
+    return out, held
+
+
+def _conversation_rows(
+    seen: Mapping[Anchor, str], listed: Mapping[Anchor, list[Document]]
+) -> list[tuple[str, Document]]:
+    # skills/ rows never render here: the skills catalog is their channel.
+    return [
+        (f"{root}/{doc.rest}", doc)
+        for anchor, root in seen.items()
+        for doc in listed[anchor]
+        if not doc.rest.startswith("skills/")
+    ]
+
+
+def entries_of(ctx: Context) -> tuple[list[Entry], list[Entry]]:
+    """Every renderable document of the conversation's available sources, and those held back because
+    their current version is quarantined (named in the block, never rendered)."""
+    seen = _anchors(ctx)
+    out, held = _split(_conversation_rows(seen, ctx.store.list_many(list(seen))))
     return out, newest_first(held)
 
 
@@ -203,6 +273,8 @@ class Block:
     overridden_by: str | None
     plan: Plan = Plan((), (), 0)
     text: str = ""
+    # An execution's block: the mounted Memories it names for opening on demand (None: a conversation's).
+    memories: tuple[OnDemand, ...] | None = None
 
 
 class BlockService:
@@ -220,17 +292,64 @@ class BlockService:
             # The provider's memory reaches the model through its own tools; the kernel's rows wait.
             return Block(conv.context_revision, budget_bytes, ctx.override_provider)
         entries, held = entries_of(ctx)
-        missing: list[Entry] = []
-        while True:
-            p = plan(entries, budget_bytes)
-            contents = ctx.store.read_contents([e.content_key for e in p.included])
-            gone = [e for e in p.included if e.content_key not in contents]
-            if not gone:
-                break
-            # A document whose content object is missing breaks only itself: plan again without it, so the
-            # budget it would have used goes to the next documents and the byte accounting stays exact.
-            # Each round drops at least one entry; the contents already read are cached.
-            missing += gone
-            entries = [e for e in entries if e not in gone]
-        p = replace(p, missing=tuple(missing), quarantined=tuple(held))
+        p, contents = _settled(ctx, newest_first(entries), budget_bytes)
+        p = replace(p, quarantined=tuple(held))
         return Block(conv.context_revision, budget_bytes, None, p, render(p, contents))
+
+    def assemble_session(self, ex: Execution, ctx: Context, budget_bytes: int) -> Block:
+        """An execution's block: the conversation's documents, then its mounted Memories (module doc).
+
+        Rows come in three rounds: the mounted Memories' rows (their descriptions, and whether they still
+        exist), then one parallel Query per anchor (the conversation's and the read_first Memories'), then
+        only the included contents."""
+        conv = ctx.conversation
+        if conv is None:
+            raise ApiError("not_found", "The memory block belongs to a conversation.")
+        mounted = [(m.memory_id, m) for m in ex.mounts if m.kind == "memory" and m.memory_id is not None]
+        ctx.fetch([Ref.memory(mid) for mid, _ in mounted])
+        rows: dict[str, OrgMemory] = {}
+        for mid, _ in mounted:
+            row: OrgMemory | None = ctx.loaded.get(Ref.memory(mid))
+            if row is not None:  # a Memory deleted since the session began has nothing left to show
+                rows[mid] = row
+        # Each Memory renders under one mount only, and one read first is not also offered on demand.
+        first: dict[str, Mount] = {}
+        offered: dict[str, OnDemand] = {}
+        for mid, m in mounted:
+            if mid in rows and m.read_first:
+                first.setdefault(mid, m)
+        for mid, m in mounted:
+            if mid in rows and mid not in first and mid not in offered:
+                offered[mid] = OnDemand(mid, m.name or rows[mid].name, rows[mid].description, m.path, m.mode)
+        # Under a provider override the workspace's documents are the provider's; a Memory is the account's.
+        seen = {} if ctx.override_provider is not None else _anchors(ctx)
+        anchors = list(seen) + [Anchor("memory", mid) for mid in first]
+        listed = ctx.store.list_many(list(dict.fromkeys(anchors)))
+        conversation, held = _split(_conversation_rows(seen, listed))
+        files, held_files = _split(
+            ((f"{m.path}/{doc.rest}", doc) for mid, m in first.items() for doc in listed[Anchor("memory", mid)]),
+            mounted=True,
+        )
+        # One walk: the conversation's documents newest first, then the read_first files newest first.
+        p, contents = _settled(ctx, newest_first(conversation) + newest_first(files), budget_bytes)
+        p = replace(p, quarantined=tuple(newest_first(held) + newest_first(held_files)))
+        memories = tuple(offered.values())
+        text = render(p, contents, memories)
+        return Block(conv.context_revision, budget_bytes, ctx.override_provider, p, text, memories)
+
+
+def _settled(ctx: Context, ordered: list[Entry], budget_bytes: int) -> tuple[Plan, Mapping[str, str]]:
+    """The walk of `ordered` and the included contents, planned again without any whose object is missing."""
+    missing: list[Entry] = []
+    while True:
+        p = walk(ordered, budget_bytes)
+        contents = ctx.store.read_contents([e.content_key for e in p.included])
+        gone = [e for e in p.included if e.content_key not in contents]
+        if not gone:
+            break
+        # A document whose content object is missing breaks only itself: plan again without it, so the
+        # budget it would have used goes to the next documents and the byte accounting stays exact.
+        # Each round drops at least one entry; the contents already read are cached.
+        missing += gone
+        ordered = [e for e in ordered if e not in gone]
+    return replace(p, missing=tuple(missing)), contents

@@ -569,6 +569,13 @@ class MemoryClient:
             )
         )
 
+    def execution_memory_block(self, execution_public_id: str, *, budget_bytes: int | None = None) -> dict[str, Any]:
+        """An execution's memory block: the conversation's documents, then the files of its read_first mounts
+        and the other mounted Memories to open on demand ({"text", "included", "omitted", "memories", ...})."""
+        block = _without_none(budget_bytes=budget_bytes)
+        out = self.call("execution_memory_block", {"execution_public_id": execution_public_id}, {"memory_block": block})
+        return _dict(out["memory_block"])
+
     def tool_schemas(self, format: Literal["anthropic", "openai"] = "anthropic") -> list[dict[str, Any]]:
         """The model's tool definitions, ready to hand to that provider's API."""
         return cast(list[dict[str, Any]], self.call("tool_schemas", query={"format": format})["tools"])

@@ -734,6 +734,15 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="CallTool",
     ),
     _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas", query=("format",)),
+    _r(
+        "execution_memory_block",
+        "POST",
+        f"{EXECUTION}/memory_block",
+        "read",
+        "executions:execution_memory_block",
+        content="read",
+        request="ExecutionMemoryBlock",
+    ),
     _r("execution_mounts", "GET", f"{EXECUTION}/mounts", "read", "executions:execution_mounts"),
     _r(
         "execution_files_list",

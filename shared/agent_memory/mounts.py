@@ -24,6 +24,7 @@ from .model import Anchor, Execution, Located, Mount, MountMode, OrgMemory
 from .paths import FILES_ROOT, MemoryPath, parse_document_path, parse_file_path, prefix_matches
 from .ports import Ref
 from .rules import access
+from .rules.access import refuse_override
 
 WORKSPACE = "/workspace"
 SERVER = "/memory"
@@ -174,6 +175,14 @@ class Placed:
     def absolute(self, rest: str) -> str:
         return f"{self.mount.path}/{rest}"
 
+    def require_writable(self) -> None:
+        """A change under a readonly mount, refused in the session's own words: the verbs below would name
+        the root the mount stands for (`memory/`), which the session never sees."""
+        if self.mount.mode == "readonly":
+            raise ApiError(
+                "memory_read_only", f"The mount {self.mount.path} is readonly in this session: it cannot be changed."
+            )
+
 
 def _bound(ctx: Context, scope: str) -> Source | None:
     """The root a server mount of agent/ or user/ documents stands for: the first binding of that scope."""
@@ -242,9 +251,13 @@ class SessionFiles:
                 raise _outside(path)
             rows: list[tuple[str, Located]] = []
             for m in below:
+                if m.kind != "memory" and ctx.override_provider is not None:
+                    continue  # agent/ and user/ rows are the override's provider's, as their verbs say
                 rows += self.listing(ex, ctx, m.path)
             return sorted(rows, key=lambda r: r[0])
         placed = place(ex, ctx, folder, folder=True)
+        # The verbs refuse a provider-overridden root (memory_overridden); so does its listing.
+        refuse_override(placed.context, None)
         src = placed.context.source(placed.path)
         docs = placed.context.store.list_documents(src.anchored)
         return [

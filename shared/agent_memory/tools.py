@@ -5,6 +5,11 @@ same models, so what the model is told and what the service accepts cannot drift
 against an accepted execution: the resolver rebuilds its frozen context, and the same MemoryService verbs
 the doors use do the work, with the same conditional-write rules and the same codes. A result is a short
 text written for the model; a refusal names its code and the next step.
+
+A path is either root-relative (`conversation/plan.md`: the execution's frozen bindings) or absolute
+inside one of the execution's mounts (`/workspace/runbooks/a.md`, `/memory/agent/notes.md`), resolved by
+mounts.place exactly as the session's files API resolves it, so a tool-only model and a file-tool runtime
+see one tree. No root name starts with '/', so the two forms never overlap.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from .inputs.tools import (
     SkillInput,
 )
 from .memory import MemoryService
-from .model import Located, ToolResult
+from .model import Execution, Located, Mount, ToolResult
 from .paths import MemoryPath, parse_document_path, parse_prefix, prefix_matches
 from .resolver import Resolver
 from .rules.access import access_of, not_found, refuse_override
@@ -55,7 +60,8 @@ NEXT_STEP: dict[str, str] = {
     "memory_quarantined": "Carry on without this document; a person will review it.",
     "memory_not_found": "Call memory_ls to see which documents exist; to create this one, call memory_write "
     "with expected_public_id and expected_lock_version set to null.",
-    "memory_read_only": "This root is read-only for you here; write under a read_write root (memory_ls lists them).",
+    "memory_read_only": "This root or mount is read-only for you here; write under a read_write root or a "
+    "readwrite mount (memory_ls lists them).",
     "memory_reserved_prefix": "skills/ documents are written by people, not by you; keep your notes under "
     "another path, such as conversation/notes.md.",
     "memory_edit_not_found": "Call memory_read and copy the passage exactly, including spaces and line breaks.",
@@ -63,8 +69,10 @@ NEXT_STEP: dict[str, str] = {
     "memory_full": "Delete or merge a document under this root before creating another.",
     "memory_document_too_large": "Shorten the document or split it into several; each holds at most 64 KiB.",
     "memory_content_invalid": "Send the text as a string.",
-    "memory_path_invalid": "Start the path with a root, such as conversation/notes.md or workspace/notes.md.",
-    "memory_scope_unavailable": "That root is not available in this execution; memory_ls lists the roots you have.",
+    "memory_path_invalid": "Start the path with a root, such as conversation/notes.md or workspace/notes.md, or "
+    "give an absolute path to a file inside a mount, such as /workspace/runbooks/deploy.md.",
+    "memory_scope_unavailable": "That root or path is not available in this execution; memory_ls lists the roots "
+    "and mounts you have.",
     "memory_overridden": "This workspace's memory is served by another provider: use that provider's tools.",
     "not_authorized": "You cannot do this here; do not retry it.",
     "skill_name_invalid": "Use a skill name exactly as your skills list shows it.",
@@ -105,19 +113,85 @@ def _roots(ctx: Context) -> list[dict[str, Any]]:
     return [{"root": f"{src.name}/", "scope": src.scope, "access": access_of(src)} for src in ctx.readable()]
 
 
-def _ls(run: ToolRunner, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
-    _gate(ctx)
-    view, prefix = ctx, None
-    if inp.path is not None:
-        prefix = parse_prefix(inp.path)
-        view = replace(ctx, sources={prefix.root: ctx.source(prefix)})
-    rows = run.memory.listing(view)
-    if prefix is not None:
-        rows = [r for r in rows if prefix_matches(prefix.rest, r.document.rest)]
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a tool's path lands: the Context and path the memory verbs act on, and how answers name it.
+
+    A root-relative path (`conversation/plan.md`) is the execution's own Context; an absolute one
+    (`/workspace/runbooks/a.md`) is its mount's (mounts.place), and answers keep the model's absolute
+    spelling so what it reads back is what it can pass again."""
+
+    context: Context
+    path: MemoryPath
+    mount: Mount | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.logical if self.mount is None else f"{self.mount.path}/{self.path.rest}"
+
+    def shown(self, loc: Located) -> Located:
+        return loc if self.mount is None else Located(self.name, loc.document, loc.content)
+
+
+def _target(ex: Execution, ctx: Context, path: str, *, change: bool = False) -> Target:
+    """The Target of a document path, with the refusals every path-taking tool shares, in their order."""
+    # Imported when a path is absolute: mounts.py brings memories.py, which a call on roots never needs.
+    from .mounts import place
+
+    if not path.startswith("/"):
+        _gate(ctx)
+        if change:
+            _reserved(path)
+        return Target(ctx, parse_document_path(path))
+    placed = place(ex, ctx, path)
+    # A Memory mount is the account's, not the workspace's: only agent/ and user/ mounts follow an override.
+    _gate(placed.context)
+    if change:
+        if not placed.path.plain:
+            _reserved(placed.path.logical)  # /memory/agent/skills/... is agent/skills/...: people's to write
+        placed.require_writable()
+    return Target(placed.context, placed.path, placed.mount)
+
+
+def _hidden(t: Target) -> None:
+    """Refused before any content is fetched: quarantined text never reaches a model, not even in part."""
+    current = t.context.document(t.context.source(t.path), t.path.rest)
+    if current is not None and current.hidden_from_models:
+        raise quarantined(t.name)
+
+
+def _mounts_line(ex: Execution) -> list[str]:
+    if not ex.mounts:
+        return []
+    said = []
+    for m in ex.mounts:
+        what = f"Memory {m.name}" if m.kind == "memory" else f"the {m.kind}/ root"
+        said.append(f"{m.path} ({what}, {m.mode})")
+    return ["Mounts (list one with memory_ls and its path): " + ", ".join(said)]
+
+
+def _ls(run: ToolRunner, ex: Execution, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
+    absolute = inp.path is not None and inp.path.startswith("/")
+    rows: list[Located]
+    if absolute:
+        from .mounts import SessionFiles
+
+        # The files API's own listing, so a tool-only model and a file-tool runtime see one tree.
+        rows = [loc for _, loc in SessionFiles(run.memory).listing(ex, ctx, inp.path)]
+    else:
+        _gate(ctx)
+        view, prefix = ctx, None
+        if inp.path is not None:
+            prefix = parse_prefix(inp.path)
+            view = replace(ctx, sources={prefix.root: ctx.source(prefix)})
+        rows = run.memory.listing(view)
+        if prefix is not None:
+            rows = [r for r in rows if prefix_matches(prefix.rest, r.document.rest)]
     roots = _roots(ctx)
     lines = ["Roots: " + (", ".join(f"{r['root']} ({r['access']})" for r in roots) or "none")]
+    lines += _mounts_line(ex)
     if not rows:
-        lines.append("No documents" + (f" under {inp.path}" if prefix is not None else "") + " yet.")
+        lines.append("No documents" + (f" under {inp.path}" if inp.path is not None else "") + " yet.")
     else:
         lines.append(f"{len(rows)} document{'s' if len(rows) != 1 else ''}:")
         for r in rows:
@@ -128,72 +202,63 @@ def _ls(run: ToolRunner, ctx: Context, inp: MemoryLsInput) -> tuple[str, Any]:
             elif d.description:
                 line += f" skill: {d.description}"
             lines.append(line)
-    return "\n".join(lines), {"memory": views.listing(rows), "roots": roots}
+    data = {"memory": views.listing(rows), "roots": roots, "mounts": [views.mount(m) for m in ex.mounts]}
+    return "\n".join(lines), data
 
 
-def _read(run: ToolRunner, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any]:
-    _gate(ctx)
-    mp = parse_document_path(inp.path)
-    src = ctx.source(mp)
-    current = ctx.document(src, mp.rest)
-    # Refused before any content is fetched: quarantined text never reaches a model, not even in part.
-    if current is not None and current.hidden_from_models:
-        raise quarantined(mp.logical)
-    loc = run.memory.show(ctx, mp)
+def _read(run: ToolRunner, ex: Execution, ctx: Context, inp: MemoryReadInput) -> tuple[str, Any]:
+    t = _target(ex, ctx, inp.path)
+    _hidden(t)
+    loc = t.shown(run.memory.show(t.context, t.path))
     d = loc.document
     head = f"{loc.path} ({d.bytesize} bytes, written {d.written_at}). To change it, pass {_version(loc)}."
     return f"{head}\n\n{loc.content}", views.document(loc)
 
 
-def _write(run: ToolRunner, ctx: Context, inp: MemoryWriteInput) -> tuple[str, Any]:
-    _gate(ctx)
-    _reserved(inp.path)
+def _write(run: ToolRunner, ex: Execution, ctx: Context, inp: MemoryWriteInput) -> tuple[str, Any]:
+    t = _target(ex, ctx, inp.path, change=True)
     verb = "Created" if inp.expected is None else "Replaced"
 
-    def said(loc: Located) -> tuple[str, Any]:
+    def said(written: Located) -> tuple[str, Any]:
+        loc = t.shown(written)
         size = loc.document.bytesize
         return f"{verb} {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
 
     with _answering("memory_write", said):
-        loc = run.memory.write(ctx, parse_document_path(inp.path), inp.content, inp.expected)
+        loc = run.memory.write(t.context, t.path, inp.content, inp.expected)
     return said(loc)
 
 
-def _edit(run: ToolRunner, ctx: Context, inp: MemoryEditInput) -> tuple[str, Any]:
-    _gate(ctx)
-    _reserved(inp.path)
-    mp = parse_document_path(inp.path)
-    current = ctx.document(ctx.source(mp), mp.rest)
+def _edit(run: ToolRunner, ex: Execution, ctx: Context, inp: MemoryEditInput) -> tuple[str, Any]:
+    t = _target(ex, ctx, inp.path, change=True)
     # An edit answers the whole edited text, and whether old_text occurs in it: both would show the model
     # what quarantine keeps from it.
-    if current is not None and current.hidden_from_models:
-        raise quarantined(mp.logical)
+    _hidden(t)
 
-    def said(loc: Located) -> tuple[str, Any]:
+    def said(edited: Located) -> tuple[str, Any]:
+        loc = t.shown(edited)
         size = loc.document.bytesize
         return f"Edited {loc.path} ({size} bytes). For your next change pass {_version(loc)}.", views.document(loc)
 
     with _answering("memory_edit", said):
-        loc = run.memory.edit(ctx, mp, inp.old_text, inp.new_text, inp.expected)
+        loc = run.memory.edit(t.context, t.path, inp.old_text, inp.new_text, inp.expected)
     return said(loc)
 
 
-def _delete(run: ToolRunner, ctx: Context, inp: MemoryDeleteInput) -> tuple[str, Any]:
-    _gate(ctx)
-    _reserved(inp.path)
-    mp = parse_document_path(inp.path)
+def _delete(run: ToolRunner, ex: Execution, ctx: Context, inp: MemoryDeleteInput) -> tuple[str, Any]:
+    t = _target(ex, ctx, inp.path, change=True)
 
     def said(_: None) -> tuple[str, Any]:
-        return f"Deleted {mp.logical}. It is gone for good.", {"path": mp.logical}
+        return f"Deleted {t.name}. It is gone for good.", {"path": t.name}
 
     with _answering("memory_delete", said):
-        run.memory.delete(ctx, mp, inp.expected)
+        run.memory.delete(t.context, t.path, inp.expected)
     return said(None)
 
 
-def _history(run: ToolRunner, ctx: Context, inp: MemoryHistoryInput) -> tuple[str, Any]:
-    _gate(ctx)
-    page = run.history.versions(ctx, parse_document_path(inp.path), inp.limit, inp.cursor)
+def _history(run: ToolRunner, ex: Execution, ctx: Context, inp: MemoryHistoryInput) -> tuple[str, Any]:
+    t = _target(ex, ctx, inp.path)
+    page = replace(run.history.versions(t.context, t.path, inp.limit, inp.cursor), path=t.name)
     lines = [f"{page.path}: {len(page.versions)} version{'s' if len(page.versions) != 1 else ''}, newest first."]
     for v in page.versions:
         who = v.author.name or v.author.public_id
@@ -214,7 +279,7 @@ def _answering(tool: str, said: Callable[[Any], tuple[str, Any]]) -> AbstractCon
     return adapting(lambda result: ToolResult(tool, *said(result)))
 
 
-def _skill(run: ToolRunner, ctx: Context, inp: SkillInput) -> tuple[str, Any]:
+def _skill(run: ToolRunner, ex: Execution, ctx: Context, inp: SkillInput) -> tuple[str, Any]:
     s = run.skills.load(ctx, inp.name)
     return f"Skill {s.name} ({s.path}): {s.document.description}\n\n{s.content}", views.skill(s)
 
@@ -224,7 +289,7 @@ class Tool:
     name: str
     description: str
     model: type[BaseModel]
-    run: Callable[[ToolRunner, Context, Any], tuple[str, Any]]
+    run: Callable[[ToolRunner, Execution, Context, Any], tuple[str, Any]]
 
     def schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = _clean(self.model.model_json_schema())
@@ -236,8 +301,10 @@ TOOLS: dict[str, Tool] = {
     for t in (
         Tool(
             "memory_ls",
-            "List the memory documents you can read here, with each one's size and version, and the roots you "
-            "can use with whether you may write them. Names only: use memory_read for a document's text.",
+            "List the memory documents you can read here, with each one's size and version, the roots you can "
+            "use with whether you may write them, and this execution's mounts (folders such as /workspace/runbooks "
+            "or /memory/agent, each readonly or readwrite). Give an absolute folder path to list that folder's "
+            "files. Names only: use memory_read for a document's text.",
             MemoryLsInput,
             _ls,
         ),
@@ -383,7 +450,7 @@ class ToolRunner:
         if invalid is not None:
             return tool_refusal(tool.name, invalid)
         try:
-            text, data = tool.run(self, ctx, parsed)
+            text, data = tool.run(self, execution, ctx, parsed)
         except ApiError as err:
             return tool_refusal(tool.name, err)
         return ToolResult(tool.name, text, data)

@@ -263,6 +263,12 @@ def block(b: Block) -> Json:
     if b.plan.quarantined:
         # Only when it happens: documents awaiting review, which no model reads.
         out["quarantined"] = [_omitted(e) for e in b.plan.quarantined]
+    if b.memories is not None:
+        # An execution's block: the mounted Memories it names for the model to open on demand.
+        out["memories"] = [
+            {"memory_id": m.memory_id, "name": m.name, "description": m.description, "path": m.path, "mode": m.mode}
+            for m in b.memories
+        ]
     return out
 
 

@@ -112,6 +112,7 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.create_speaker("visitor", CONV)
     client.create_execution(WS, CONV)
     client.call_tool(CONV, "memory_ls", {})
+    client.execution_memory_block(CONV)
     client.tool_schemas()
     client.openapi_document()
     client.promote(WS, "conversation/a.md", 0, "workspace/a.md", NEW, conversation_public_id=CONV)

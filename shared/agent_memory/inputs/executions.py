@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import PlainValidator, WithJsonSchema
 
+from ..block import DEFAULT_BUDGET_BYTES
 from ..contract import TOOL_NAMES
 from .base import Body, Content, JsonObject, OptionalCounter, OptionalUuid, PairRule, coded
-from .memory import ConflictResolution
+from .memory import BlockBudget, ConflictResolution
 
 
 def _tools(value: Any) -> list[str] | None:
@@ -93,6 +94,15 @@ class SessionFile(Body):
 
 class CreateExecution(Body):
     execution: CreateExecutionFields = CreateExecutionFields()
+
+
+class ExecutionMemoryBlockFields(Body):
+    # The subject and the bindings are the execution's, frozen: only the budget is the caller's to choose.
+    budget_bytes: BlockBudget = DEFAULT_BUDGET_BYTES
+
+
+class ExecutionMemoryBlock(Body):
+    memory_block: ExecutionMemoryBlockFields
 
 
 class CallTool(Body):

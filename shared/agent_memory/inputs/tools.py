@@ -23,7 +23,9 @@ from .memory import VERSIONS_LIMIT_DEFAULT, VERSIONS_LIMIT_MAX, Cursor
 _PATH_HELP = (
     "A memory path that starts with its root, such as 'conversation/plan.md'. Roots: conversation/ (this "
     "conversation only), workspace/ (everyone in the room), agent/ (your own notes, in every conversation), "
-    "speaker/ (your notes about the person you are talking with), plus any other root memory_ls shows."
+    "speaker/ (your notes about the person you are talking with), plus any other root memory_ls shows. Or an "
+    "absolute path to a file inside one of this execution's mounts, such as '/workspace/runbooks/deploy.md', "
+    "'/memory/agent/notes.md' or '/memory/<memory-name>/notes.md' (memory_ls lists the mounts)."
 )
 _PID_HELP = (
     "The public_id from your latest memory_read or memory_ls of this document, or null to create a document "
@@ -38,7 +40,9 @@ _LV_HELP = (
 class MemoryLsInput(ToolInput):
     path: OptionalPathText = Field(
         default=None,
-        description="Optional: list only one root or folder, such as 'workspace/' or 'conversation/notes/'.",
+        description="Optional: list only one root or folder, such as 'workspace/' or 'conversation/notes/', or a "
+        "folder of this execution's mounts by absolute path, such as '/workspace/runbooks' ('/' lists every "
+        "mount's files). Leave it out to list the roots, the mounts and the roots' documents.",
     )
 
 

@@ -44,12 +44,15 @@ class MemoryRelay:
         schemas: list[dict[str, Any]],
         *,
         block_budget: int | None = None,
+        session_block: bool = False,
     ) -> None:
         self.client = client
         self.workspace = workspace
         self.conversation = conversation
         self.execution = execution
         self.block_budget = block_budget
+        # A named execution's block is its own (its frozen roots, then its mounted Memories).
+        self.session_block = session_block
         offered = execution.get("tools")
         # A known execution's frozen tool list decides what is offered; a direct reply's is empty.
         self.schemas = [s for s in schemas if offered is None or s["name"] in offered]
@@ -86,9 +89,12 @@ class MemoryRelay:
         )
 
     def block(self) -> str:
-        block = self.client.memory_block(
-            self.workspace, self.conversation, budget_bytes=self.block_budget, speaker_public_id=self.speaker
-        )
+        if self.session_block:
+            block = self.client.execution_memory_block(self.execution["public_id"], budget_bytes=self.block_budget)
+        else:
+            block = self.client.memory_block(
+                self.workspace, self.conversation, budget_bytes=self.block_budget, speaker_public_id=self.speaker
+            )
         return str(block.get("text", ""))
 
 
@@ -113,8 +119,9 @@ def build_server(relay: MemoryRelay) -> Server[Any]:
             uri=BLOCK_URI,
             name="memory_block",
             mime_type="text/markdown",
-            description="The memory block this conversation's next reply starts from: newest documents first, "
-            "and the names of those that did not fit.",
+            description="The memory block this conversation's next reply starts from: newest documents first "
+            "(then, for a named execution, the files of the Memories it reads first, and the other Memories it "
+            "mounts), and the names of those that did not fit.",
         )
         return types.ListResourcesResult(resources=[block])
 
@@ -167,6 +174,7 @@ def start(args: argparse.Namespace) -> MemoryRelay:
         execution,
         client.tool_schemas("anthropic"),
         block_budget=args.block_budget,
+        session_block=bool(args.execution),
     )
 
 

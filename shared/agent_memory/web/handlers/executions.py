@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import views
 from ...errors import ApiError
-from ...inputs.executions import CallTool, CreateExecution
+from ...inputs.executions import CallTool, CreateExecution, ExecutionMemoryBlock, ExecutionMemoryBlockFields
 from ...model import Located
 from .. import services
 from ..glue import Reply, Request
@@ -57,6 +57,13 @@ def tool_schemas(req: Request) -> Reply:
     return Reply(200, {"tools": schemas(req.query.get("format") or "anthropic")})
 
 
+def execution_memory_block(req: Request) -> Reply:
+    # Every field has a default, so an empty body asks for the default block.
+    b = parsed(req, ExecutionMemoryBlock).memory_block if req.body or req.body_error else ExecutionMemoryBlockFields()
+    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
+    return Reply(200, {"memory_block": views.block(services.block().assemble_session(ex, ctx, b.budget_bytes))})
+
+
 # ---- the session's file tree ------------------------------------------------------------------------------
 
 
@@ -103,6 +110,7 @@ def _required(value: str | None, field: str) -> str:
 def session_file_write(req: Request) -> Reply:
     f, placed = _placed(req)
     content = _required(f.content, "content")
+    placed.require_writable()
     return answered(
         _session_file(201),
         lambda: _absolute(
@@ -121,6 +129,7 @@ def session_file_write(req: Request) -> Reply:
 def session_file_edit(req: Request) -> Reply:
     f, placed = _placed(req)
     old, new = _required(f.old_text, "old_text"), _required(f.new_text, "new_text")
+    placed.require_writable()
     return answered(
         _session_file(200),
         lambda: _absolute(
@@ -132,6 +141,7 @@ def session_file_edit(req: Request) -> Reply:
 
 def session_file_delete(req: Request) -> Reply:
     f, placed = _placed(req)
+    placed.require_writable()
     return answered(no_content, lambda: services.memory().delete(placed.context, placed.path, f.expected))
 
 
