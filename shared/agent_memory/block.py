@@ -320,7 +320,9 @@ class BlockService:
                 first.setdefault(mid, m)
         for mid, m in mounted:
             if mid in rows and mid not in first and mid not in offered:
-                offered[mid] = OnDemand(mid, m.name or rows[mid].name, rows[mid].description, m.path, m.mode)
+                # The description the session began with: a later edit moves only new sessions.
+                described = m.description if m.description is not None else rows[mid].description
+                offered[mid] = OnDemand(mid, m.name or rows[mid].name, described, m.path, m.mode)
         # Under a provider override the workspace's documents are the provider's; a Memory is the account's.
         seen = {} if ctx.override_provider is not None else _anchors(ctx)
         anchors = list(seen) + [Anchor("memory", mid) for mid in first]

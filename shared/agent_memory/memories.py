@@ -160,6 +160,7 @@ class Effective:
     via: Literal["attachment", "default"]
     source: str
     archived: bool
+    description: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -772,4 +773,6 @@ MAX_DETACH_STEPS = 64
 
 def _effective(mem: OrgMemory, mode: AttachMode, read_first: bool, via: Literal["attachment", "default"]) -> Effective:
     effective_mode: AttachMode = "readOnly" if mem.source == "git" else mode
-    return Effective(mem.memory_id, mem.name, effective_mode, read_first, via, mem.source, mem.archived)
+    return Effective(
+        mem.memory_id, mem.name, effective_mode, read_first, via, mem.source, mem.archived, mem.description
+    )

@@ -581,3 +581,5 @@ class Mount:
     memory_id: str | None = None
     name: str | None = None
     read_first: bool | None = None
+    # The Memory's description when the session began: what the block offers the model to open on demand.
+    description: str | None = None

@@ -146,7 +146,7 @@ def plan(
             raise ApiError(
                 "not_authorized", f"mounts[{r.index}]: a readwrite mount needs write access to Memory {mem.name!r}."
             )
-        mounts.append(Mount(r.path, "memory", mode, mem.source, mem.memory_id, mem.name))
+        mounts.append(Mount(r.path, "memory", mode, mem.source, mem.memory_id, mem.name, None, mem.description))
     for scope in ("agent", "user"):
         src = _bound(ctx, scope)
         if src is not None:
@@ -157,7 +157,9 @@ def plan(
             continue  # an archived Memory is not newly mounted
         mode = "readwrite" if e.mode == "readWrite" else "readonly"
         source: Any = e.source
-        mounts.append(Mount(f"{SERVER}/{e.name}", "memory", mode, source, e.memory_id, e.name, e.read_first))
+        mounts.append(
+            Mount(f"{SERVER}/{e.name}", "memory", mode, source, e.memory_id, e.name, e.read_first, e.description)
+        )
     return mounts
 
 
@@ -226,6 +228,15 @@ def place(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> Pl
             execution_public_id=ctx.execution_public_id,
         )
         mp = MemoryPath(FILES_ROOT, rest, plain=True) if folder else parse_file_path(rest)
+        # The Memory may have been deleted since the session began (its rows wait for the sweeper): read
+        # its row with the file's, in one batch.
+        anchor = Anchor("memory", mount.memory_id or "")
+        ctx.fetch([Ref.memory(anchor.owner_id), *([] if folder else [Ref.document(anchor, mp.rest)])])
+        if ctx.loaded.get(Ref.memory(anchor.owner_id)) is None:
+            raise ApiError(
+                "memory_scope_unavailable",
+                f"The Memory mounted at {mount.path} has been deleted since the session began.",
+            )
         return Placed(mount, memory_ctx, mp)
     bound = _bound(ctx, mount.kind)
     if bound is None:

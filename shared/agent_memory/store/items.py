@@ -410,6 +410,7 @@ def mount_item(m: Mount) -> dict[str, Any]:
             "memory_id": m.memory_id,
             "name": m.name,
             "read_first": m.read_first,
+            "description": m.description,
         }.items()
         if v is not None
     }
@@ -424,6 +425,7 @@ def mount_row(it: dict[str, Any]) -> Mount:
         it.get("memory_id"),
         it.get("name"),
         it.get("read_first"),
+        it.get("description"),
     )
 
 
