@@ -576,6 +576,10 @@ class MemoryClient:
         out = self.call("execution_memory_block", {"execution_public_id": execution_public_id}, {"memory_block": block})
         return _dict(out["memory_block"])
 
+    def session_files(self, execution_public_id: str) -> SessionFiles:
+        """A session's file tree: its mounts, and their files by absolute path."""
+        return SessionFiles(self, execution_public_id)
+
     def tool_schemas(self, format: Literal["anthropic", "openai"] = "anthropic") -> list[dict[str, Any]]:
         """The model's tool definitions, ready to hand to that provider's API."""
         return cast(list[dict[str, Any]], self.call("tool_schemas", query={"format": format})["tools"])
@@ -888,6 +892,38 @@ class MemoryDoor:
         """Delete an earlier version's text for good; its record stays."""
         memory = {"path": path, "lock_version": lock_version, **_conditional(expected, None, speaker_public_id)}
         return _dict(self._call("redact_version", memory)["version"])
+
+
+class SessionFiles:
+    """An execution's mounts and their files, by absolute path (`/workspace/runbooks/a.md`)."""
+
+    def __init__(self, client: MemoryClient, execution_public_id: str) -> None:
+        self.client, self.params = client, {"execution_public_id": execution_public_id}
+
+    def _call(self, route: str, file: dict[str, Any]) -> Any:
+        return self.client.call(route, self.params, {"file": file})
+
+    def mounts(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self.client.call("execution_mounts", self.params)["mounts"])
+
+    def ls(self, path: str = "/") -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._call("execution_files_list", {"path": path})["files"])
+
+    def show(self, path: str) -> dict[str, Any]:
+        return _dict(self._call("execution_file_show", {"path": path})["file"])
+
+    def write(self, path: str, content: str, expected: Expected, *, overwrite: bool = False) -> dict[str, Any]:
+        file = {"path": path, "content": content, **expectation(expected)}
+        if overwrite:
+            file["conflict_resolution"] = "overwrite"
+        return _dict(self._call("execution_file_write", file)["file"])
+
+    def edit(self, path: str, old_text: str, new_text: str, expected: Expected) -> dict[str, Any]:
+        file = {"path": path, "old_text": old_text, "new_text": new_text, **expectation(expected)}
+        return _dict(self._call("execution_file_edit", file)["file"])
+
+    def delete(self, path: str, expected: Expected) -> None:
+        self._call("execution_file_delete", {"path": path, **expectation(expected)})
 
 
 class MemoryFiles:

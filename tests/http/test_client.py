@@ -83,6 +83,8 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
             )
         },
         "memories": [],
+        "mounts": [],
+        "files": [],
         "memory": {"public_id": WS},  # a document for show and write; listing reads it without a check
         "version": {"public_id": WS},
         "tools": [],
@@ -113,6 +115,13 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.create_execution(WS, CONV)
     client.call_tool(CONV, "memory_ls", {})
     client.execution_memory_block(CONV)
+    session = client.session_files(CONV)
+    session.mounts()
+    session.ls()
+    session.show("/workspace/a.md")
+    session.write("/workspace/a.md", "x", NEW)
+    session.edit("/workspace/a.md", "x", "y", DOC)
+    session.delete("/workspace/a.md", DOC)
     client.tool_schemas()
     client.openapi_document()
     client.promote(WS, "conversation/a.md", 0, "workspace/a.md", NEW, conversation_public_id=CONV)
