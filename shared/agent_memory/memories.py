@@ -753,8 +753,9 @@ class MemoriesService:
             p = m.promoted_from
             if p is not None and p.memory_id is not None and p.memory_id in visible:
                 edges.append({"from": p.memory_id, "to": m.memory_id, "kind": "provenance"})
-        # Session mounts keep a Memory off the orphan list too; no session mounts one yet.
-        mounted: set[str] = set()
+        # A Memory an unexpired session mounts is no orphan either (the execution's mounts are frozen, so it
+        # may be one no attachment or default reaches any more).
+        mounted = self.store.mounted_memories(principal.account_id, time.time())
         nodes += [{"id": aid, "kind": "agent", "name": name} for aid, name in sorted(agents.items())]
         nodes += [
             {"id": t, "kind": "all_agents" if t == "all_agents" else "deployment", "name": n}

@@ -70,11 +70,18 @@ def check_mount_path(value: Any, where: str) -> str:
     return value
 
 
+def _only(obj: dict[str, Any], fields: tuple[str, ...], where: str) -> None:
+    """No field beyond `fields`: a misspelt one ("Mode") must not quietly fall back to a default."""
+    extra = next((k for k in obj if k not in fields), None)
+    if extra is not None:
+        raise _fail(f"{where} has no field {str(extra)[:40]!r}: it holds {', '.join(fields)}.")
+
+
 def requested_mounts(capabilities: list[Any] | None) -> list[MountRequest]:
     """The mounts a new execution's `capabilities` ask for, each rule checked before anything is read.
 
     An empty config, or none at all, mounts nothing. The index in every message is the mount's place in
-    its capability's `mounts` list."""
+    the capability's `mounts` list (the memory capability is given once)."""
     if capabilities is None:
         return []
     out: list[MountRequest] = []
@@ -83,11 +90,16 @@ def requested_mounts(capabilities: list[Any] | None) -> list[MountRequest]:
             raise _fail(f"capabilities[{c}] must be an object with ref and config.")
         if cap.get("ref") != "memory":
             raise _fail(f"capabilities[{c}].ref must be 'memory', the one capability this service provides.")
+        if c:
+            # One list of mounts, so that every index a message names is that mount's one place.
+            raise _fail(f"capabilities[{c}]: the memory capability is given once, with every mount in its config.")
+        _only(cap, ("ref", "config"), f"capabilities[{c}]")
         config = cap.get("config")
         if config is None:
             continue
         if not isinstance(config, dict):
             raise _fail(f'capabilities[{c}].config must be an object such as {{"mounts": [...]}}.')
+        _only(config, ("mounts",), f"capabilities[{c}].config")
         mounts = config.get("mounts")
         if mounts is None:
             continue
@@ -98,6 +110,7 @@ def requested_mounts(capabilities: list[Any] | None) -> list[MountRequest]:
         for i, m in enumerate(mounts):
             if not isinstance(m, dict):
                 raise _fail(f"mounts[{i}] must be an object with memory, path and mode.")
+            _only(m, ("memory", "path", "mode"), f"mounts[{i}]")
             memory = m.get("memory")
             if not isinstance(memory, str) or not MEMORY_ID_RE.match(memory):
                 raise _fail(f"mounts[{i}].memory must be a Memory id: mem_ and 32 lowercase hex digits.")
@@ -152,10 +165,18 @@ def plan(
         if src is not None:
             mode = "readwrite" if access.access_of(src) == "read_write" else "readonly"
             mounts.append(Mount(f"{SERVER}/{scope}", scope, mode))
+    ctx.fetch([Ref.memory(e.memory_id) for e in agent_memories])
     for e in agent_memories:
         if e.archived:
             continue  # an archived Memory is not newly mounted
-        mode = "readwrite" if e.mode == "readWrite" else "readonly"
+        # The principal's own reach bounds what the agent's Memories show it: a Human starting a session
+        # the agent answers reads only the Memories their own access gives them, and writes only those
+        # they may write (the agent itself reaches them by these very attachments and defaults).
+        mem = ctx.loaded.get(Ref.memory(e.memory_id))
+        found = None if mem is None else reach(mem)
+        if found is None:
+            continue
+        mode = "readwrite" if e.mode == "readWrite" and found.standing == "write" else "readonly"
         source: Any = e.source
         mounts.append(
             Mount(f"{SERVER}/{e.name}", "memory", mode, source, e.memory_id, e.name, e.read_first, e.description)
@@ -258,7 +279,7 @@ class SessionFiles:
         if mount_of(ex, folder or "/") is None:
             # A folder above the mounts ('/', '/workspace', '/memory') lists every mount below it.
             below = [m for m in ex.mounts if m.path.startswith(folder + "/")]
-            if not below:
+            if not below and folder:
                 raise _outside(path)
             rows: list[tuple[str, Located]] = []
             for m in below:

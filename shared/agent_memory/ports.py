@@ -253,6 +253,10 @@ class Store(Protocol):
         """The attachments of one Memory (or of every Memory of the account)."""
         ...
 
+    def mounted_memories(self, account_id: str, now: float) -> set[str]:
+        """The account's Memories that an execution unexpired at `now` mounts."""
+        ...
+
     def account_agents(self, account_id: str) -> list[tuple[str, str, str | None]]:
         """Every agent of the account: (id, name, deployment)."""
         ...

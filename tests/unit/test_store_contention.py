@@ -35,9 +35,11 @@ from agent_memory.model import (
     ConversationBump,
     Document,
     DocumentChange,
+    Execution,
     Human,
     Member,
     Meter,
+    Mount,
     TokenRow,
     Version,
     VersionCheck,
@@ -400,6 +402,55 @@ def _rotation(store: DynamoStore, first: bool) -> Scenario:
     return lambda: store.rotate_agent_token(agent, None if first else old.digest, new), check, refusals  # type: ignore[union-attr]
 
 
+def _mounting(n: int) -> Execution:
+    """A new execution mounting `n` Memories, the first of them at two paths (indexed once)."""
+    ids = [f"mem_{uuid7().replace('-', '')}" for _ in range(n)]
+    mounts = [Mount(f"/workspace/m{i}", "memory", "readonly", memory_id=m, name=f"m{i}") for i, m in enumerate(ids)]
+    mounts.append(Mount("/memory/m0", "memory", "readwrite", memory_id=ids[0], name="m0", read_first=True))
+    mounts.append(Mount("/memory/agent", "agent", "readwrite"))
+    account = uuid7()
+    human = uuid7()
+    return Execution(
+        uuid7(),
+        uuid7(),
+        uuid7(),
+        account,
+        None,
+        "human",
+        human,
+        None,
+        [],
+        [],
+        now_iso(),
+        expires_at=2_000_000_000,
+        mounts=mounts,
+    )
+
+
+def mount_entries(store: DynamoStore, ex: Execution) -> dict[str, int]:
+    """The account's session-mount index: sort key -> expires_at."""
+    resp = store.ddb.query(
+        TableName=store.table,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
+        ExpressionAttributeValues={":pk": {"S": f"ACCOUNT#{ex.account_id}"}, ":p": {"S": "MEMMOUNT#"}},
+    )
+    return {it["sk"]["S"]: int(it["expires_at"]["N"]) for it in resp["Items"]}
+
+
+def _execution(store: DynamoStore) -> Scenario:
+    """An execution mounting two Memories (one at two paths): the row and one index entry per Memory."""
+    ex = _mounting(2)
+
+    def check() -> None:
+        assert store.get(Ref.execution(ex.public_id)) == ex
+        ids = dict.fromkeys(m.memory_id for m in ex.mounts if m.memory_id)
+        assert mount_entries(store, ex) == {f"MEMMOUNT#{m}#{ex.public_id}": ex.expires_at for m in ids}
+        assert store.mounted_memories(ex.account_id, ex.expires_at - 1) == set(ids)
+        assert store.mounted_memories(ex.account_id, ex.expires_at) == set()
+
+    return lambda: store.create_execution(ex), check, ["already_exists", None, None]
+
+
 SCENARIOS: dict[str, Callable[[DynamoStore], Scenario]] = {
     "create": lambda s: _commit(s, verb="create", bump=False, budget=False),
     "create+bump": lambda s: _commit(s, verb="create", bump=True, budget=False),
@@ -424,6 +475,7 @@ SCENARIOS: dict[str, Callable[[DynamoStore], Scenario]] = {
     "agent-definition": lambda s: _agent(s, "definition"),
     "rotation-first": lambda s: _rotation(s, True),
     "rotation": lambda s: _rotation(s, False),
+    "execution+mounts": _execution,
 }
 # How many items each scenario's transaction has: the positions every test below walks.
 ITEMS = {
@@ -450,6 +502,7 @@ ITEMS = {
     "agent-definition": 4,
     "rotation-first": 2,
     "rotation": 3,
+    "execution+mounts": 3,
 }
 POSITIONS = [(name, i) for name, n in ITEMS.items() for i in range(n)]
 # (transactions sent before, after) the one whose items ITEMS counts, for scenarios that send more than one
@@ -713,3 +766,26 @@ def test_unprocessed_keys_are_asked_again_with_backoff_then_busy(
     with pytest.raises(ApiError) as info:
         store.get_many(refs)
     assert info.value.code == "storage_busy" and len(batch.sent) == 4
+
+
+def test_an_execution_without_memory_mounts_is_one_conditional_put(
+    store: DynamoStore, stage: Callable[[str], Stage]
+) -> None:
+    ex = replace(_mounting(1), mounts=[Mount("/memory/agent", "agent", "readwrite")])
+    tx, put = stage("TransactWriteItems"), stage("PutItem")
+    store.create_execution(ex)
+    assert (len(tx.sent), len(put.sent)) == (0, 1)
+    assert store.get(Ref.execution(ex.public_id)) == ex and mount_entries(store, ex) == {}
+
+
+def test_more_mounted_memories_than_a_transaction_holds_are_indexed_ahead_of_the_execution(
+    store: DynamoStore, stage: Callable[[str], Stage]
+) -> None:
+    # Given an execution mounting 100 Memories (a tenant's many defaults): 100 index entries and its row
+    ex = _mounting(100)
+    tx = stage("TransactWriteItems")
+    store.create_execution(ex)
+    # Then the entries past the execution's transaction went first, and every one is there
+    assert [s.items for s in tx.sent] == [2, 1 + 98]
+    assert len(mount_entries(store, ex)) == 100
+    assert store.get(Ref.execution(ex.public_id)) == ex

@@ -23,11 +23,16 @@ from .items import (
     execution_item,
     human_item,
     member_item,
+    memory_mount_items,
     room_entry_item,
     speaker_item,
     token_item,
     workspace_item,
 )
+
+# Index entries of mounted Memories sent in one transaction with their execution (DynamoDB takes 100 items,
+# one of them kept for a keyed request's record).
+MOUNT_INDEX_PER_TRANSACTION = 98
 
 
 def _exists(what: str = "That record already exists.") -> Refusals:
@@ -178,12 +183,27 @@ class DirectoryWrites(Backend):
         )
 
     def create_execution(self, execution: Execution) -> None:
-        """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
-        self._create(
-            "execution",
-            execution_item(execution),
-            lambda: ApiError("already_exists", "That execution already exists."),
-        )
+        """Store a new execution row; it is never updated afterwards (its configuration is frozen). With
+        mounts, the account's index entry of each Memory it mounts is written in the same transaction (what
+        keeps a mounted Memory off the memory map's orphans while the execution lives)."""
+
+        def taken() -> ApiError:
+            return ApiError("already_exists", "That execution already exists.")
+
+        index: list[Step] = [
+            ("mount", {"Put": {"TableName": self.table, "Item": it}}) for it in memory_mount_items(execution)
+        ]
+        if not index:
+            self._create("execution", execution_item(execution), taken)
+            return
+        # A transaction holds MOUNT_INDEX_PER_TRANSACTION entries beside the execution (and a keyed request's
+        # record): an agent with more Memories than that has the rest written ahead of it, so no execution is
+        # ever without its index (an entry whose execution then failed only lapses at the same expiry).
+        ahead, index = index[:-MOUNT_INDEX_PER_TRANSACTION], index[-MOUNT_INDEX_PER_TRANSACTION:]
+        for start in range(0, len(ahead), MOUNT_INDEX_PER_TRANSACTION):
+            transact(self.ddb, ahead[start : start + MOUNT_INDEX_PER_TRANSACTION], Refusals(), decisive=False)
+        steps: list[Step] = [("execution", self._new(execution_item(execution))), *index]
+        transact(self.ddb, steps, Refusals({"execution": lambda _: taken()}))
 
     def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None:
         op = {

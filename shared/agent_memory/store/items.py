@@ -429,6 +429,24 @@ def mount_row(it: dict[str, Any]) -> Mount:
     )
 
 
+def memory_mount_items(e: Execution) -> list[Item]:
+    """The account's index entries of the Memories an execution mounts: one per Memory (however many
+    mounts name it), living as long as the execution (the table's TTL removes them after)."""
+    mounted = dict.fromkeys(m.memory_id for m in e.mounts if m.memory_id is not None)
+    out: list[Item] = []
+    for memory_id in mounted:
+        pk, sk = keys.memory_mount(e.account_id, memory_id, e.public_id)
+        out.append(marshal({"pk": pk, "sk": sk, "expires_at": e.expires_at}))
+    return out
+
+
+def memory_mount_row(item: Item) -> tuple[str, int]:
+    """(memory id, expires_at) of a session-mount index entry."""
+    it = unmarshal(item)
+    memory_id, _, _ = it["sk"][len(keys.MEMORY_MOUNT) :].partition("#")
+    return memory_id, int(it["expires_at"])
+
+
 def execution_row(item: Item) -> Execution:
     it = unmarshal(item)
     return Execution(

@@ -26,6 +26,7 @@ One table holds every item; the partition key names the thing, the sort key the 
     ACCOUNT#<id>              MEMDEFAULT#<id>    a tenant default: its reach, mode and read_first
     ACCOUNT#<id>              MEMREF#<mem>#<agent>  an agent the Memory is attached to (mode, read_first, name)
     ACCOUNT#<id>              AGENTREF#<agent>   the account's index of its agents (name, deployment)
+    ACCOUNT#<id>              MEMMOUNT#<mem>#<exec>  a Memory an execution mounts, until its expires_at (TTL)
     ANCHOR#memory#<id>        #META              a Memory's file count, bytes and last writer; deleted_at once deleted
     ANCHOR#memory#<id>        LEASE#<h>          a short lease on the file at <path> (expires_at; TTL removes it)
 
@@ -68,6 +69,7 @@ MEMORY_INDEX = "MEMORY#"
 MEMORY_NAME = "MEMNAME#"
 MEMORY_DEFAULT = "MEMDEFAULT#"
 MEMORY_REF = "MEMREF#"
+MEMORY_MOUNT = "MEMMOUNT#"
 LEASE = "LEASE#"
 AGENT_INDEX = "AGENTREF#"
 
@@ -190,6 +192,10 @@ def memory_default(account_id: str, memory_id: str) -> Key:
 
 def memory_ref(account_id: str, memory_id: str, agent_id: str) -> Key:
     return f"{ACCOUNT}{account_id}", f"{MEMORY_REF}{memory_id}#{agent_id}"
+
+
+def memory_mount(account_id: str, memory_id: str, execution_id: str) -> Key:
+    return f"{ACCOUNT}{account_id}", f"{MEMORY_MOUNT}{memory_id}#{execution_id}"
 
 
 def agent_index(account_id: str, agent_id: str) -> Key:

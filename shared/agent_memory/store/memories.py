@@ -43,6 +43,7 @@ from .items import (
     memory_default_row,
     memory_index_item,
     memory_item,
+    memory_mount_row,
     memory_name_item,
     memory_ref_item,
     memory_ref_row,
@@ -176,6 +177,12 @@ class Memories(Backend):
         prefix = keys.MEMORY_REF if memory_id is None else f"{keys.MEMORY_REF}{memory_id}#"
         rows, _ = self._query(f"{keys.ACCOUNT}{account_id}", prefix, None, None)
         return [memory_ref_row(r) for r in rows]
+
+    def mounted_memories(self, account_id: str, now: float) -> set[str]:
+        """The Memories of the account an unexpired execution mounts, in one Query of the mount index (the
+        table's TTL removes an expired entry only eventually, so the expiry is checked here)."""
+        rows, _ = self._query(f"{keys.ACCOUNT}{account_id}", keys.MEMORY_MOUNT, None, None)
+        return {mid for mid, expires_at in map(memory_mount_row, rows) if expires_at > now}
 
     # ---- changes of the Memory itself -------------------------------------------------------------------
 
