@@ -77,11 +77,8 @@ class ExecutionService:
         ctx: Context = start.context
         if ctx.workspace is None or ctx.conversation is None:  # new_execution always loads both
             raise access.not_found("conversation")
-        # The answering agent's Memories are its own, as its agent/ root is: only a session started by the
-        # agent itself or its steward mounts them (anyone else could read them through the session).
-        agent_memories = []
-        if start.agent is not None and self.memories is not None and access.owns_agent(ctx.principal, start.agent):
-            agent_memories = self.memories.effective_of(start.agent)
+        # The answering agent's Memories, each mounted only as far as the caller reaches it itself (mounts.plan).
+        agent_memories = [] if start.agent is None or self.memories is None else self.memories.effective_of(start.agent)
         reach = self.resolver.memory_reach
         mounts = plan(ctx, requests, lambda mem: reach(ctx, mem), agent_memories)
         secret = secrets.token_urlsafe(32)
