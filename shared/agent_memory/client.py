@@ -894,66 +894,61 @@ class MemoryDoor:
         return _dict(self._call("redact_version", memory)["version"])
 
 
-class SessionFiles:
-    """An execution's mounts and their files, by absolute path (`/workspace/runbooks/a.md`)."""
+class _FileVerbs:
+    """The file verbs both file trees share (a Memory's, relative; a session's, absolute): `ROUTE` spells
+    each route's name from its verb."""
 
-    def __init__(self, client: MemoryClient, execution_public_id: str) -> None:
-        self.client, self.params = client, {"execution_public_id": execution_public_id}
+    ROUTE = ""
 
-    def _call(self, route: str, file: dict[str, Any]) -> Any:
-        return self.client.call(route, self.params, {"file": file})
-
-    def mounts(self) -> list[dict[str, Any]]:
-        return cast(list[dict[str, Any]], self.client.call("execution_mounts", self.params)["mounts"])
-
-    def ls(self, path: str = "/") -> list[dict[str, Any]]:
-        return cast(list[dict[str, Any]], self._call("execution_files_list", {"path": path})["files"])
-
-    def show(self, path: str) -> dict[str, Any]:
-        return _dict(self._call("execution_file_show", {"path": path})["file"])
-
-    def write(self, path: str, content: str, expected: Expected, *, overwrite: bool = False) -> dict[str, Any]:
-        file = {"path": path, "content": content, **expectation(expected)}
-        if overwrite:
-            file["conflict_resolution"] = "overwrite"
-        return _dict(self._call("execution_file_write", file)["file"])
-
-    def edit(self, path: str, old_text: str, new_text: str, expected: Expected) -> dict[str, Any]:
-        file = {"path": path, "old_text": old_text, "new_text": new_text, **expectation(expected)}
-        return _dict(self._call("execution_file_edit", file)["file"])
-
-    def delete(self, path: str, expected: Expected) -> None:
-        self._call("execution_file_delete", {"path": path, **expectation(expected)})
-
-
-class MemoryFiles:
-    """The files of one organization Memory: the memory verbs with relative paths, plus leases."""
-
-    def __init__(self, client: MemoryClient, memory_id: str) -> None:
-        self.client, self.params = client, {"memory_id": memory_id}
+    def __init__(self, client: MemoryClient, params: dict[str, str]) -> None:
+        self.client, self.params = client, params
 
     def _call(self, route: str, file: dict[str, Any] | None = None, **kw: Any) -> Any:
         return self.client.call(route, self.params, None if file is None else {"file": file}, **kw)
 
-    def ls(self, *, prefix: str | None = None, limit: int = 100, cursor: str | None = None) -> dict[str, Any]:
-        query = {"limit": str(limit), **_without_none(prefix=prefix, cursor=cursor)}
-        return _dict(self._call("memory_files_list", query=query))
-
     def show(self, path: str) -> dict[str, Any]:
-        return _dict(self._call("memory_file_show", {"path": path})["file"])
+        return _dict(self._call(self.ROUTE.format("show"), {"path": path})["file"])
 
     def write(self, path: str, content: str, expected: Expected, *, overwrite: bool = False) -> dict[str, Any]:
         file = {"path": path, "content": content, **expectation(expected)}
         if overwrite:
             file["conflict_resolution"] = "overwrite"
-        return _dict(self._call("memory_file_write", file)["file"])
+        return _dict(self._call(self.ROUTE.format("write"), file)["file"])
 
     def edit(self, path: str, old_text: str, new_text: str, expected: Expected) -> dict[str, Any]:
         file = {"path": path, "old_text": old_text, "new_text": new_text, **expectation(expected)}
-        return _dict(self._call("memory_file_edit", file)["file"])
+        return _dict(self._call(self.ROUTE.format("edit"), file)["file"])
 
     def delete(self, path: str, expected: Expected) -> None:
-        self._call("memory_file_delete", {"path": path, **expectation(expected)})
+        self._call(self.ROUTE.format("delete"), {"path": path, **expectation(expected)})
+
+
+class SessionFiles(_FileVerbs):
+    """An execution's mounts and their files, by absolute path (`/workspace/runbooks/a.md`)."""
+
+    ROUTE = "execution_file_{}"
+
+    def __init__(self, client: MemoryClient, execution_public_id: str) -> None:
+        super().__init__(client, {"execution_public_id": execution_public_id})
+
+    def mounts(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._call("execution_mounts")["mounts"])
+
+    def ls(self, path: str = "/") -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._call("execution_files_list", {"path": path})["files"])
+
+
+class MemoryFiles(_FileVerbs):
+    """The files of one organization Memory: the memory verbs with relative paths, plus leases."""
+
+    ROUTE = "memory_file_{}"
+
+    def __init__(self, client: MemoryClient, memory_id: str) -> None:
+        super().__init__(client, {"memory_id": memory_id})
+
+    def ls(self, *, prefix: str | None = None, limit: int = 100, cursor: str | None = None) -> dict[str, Any]:
+        query = {"limit": str(limit), **_without_none(prefix=prefix, cursor=cursor)}
+        return _dict(self._call("memory_files_list", query=query))
 
     def grep(self, pattern: str, *, path: str | None = None, ignore_case: bool = False, limit: int = 100) -> Any:
         file = {"pattern": pattern, "ignore_case": ignore_case, "limit": limit, **_without_none(path=path)}
