@@ -86,6 +86,9 @@ Resources:
   #   ANCHOR#<scope>#<owner>[#<speaker>] #META (doc_count) | ... DOC#<path> (pointer row)
   #   RATE#<principal> MIN#<minute> (write budget, expires_at TTL)
   #   FORKLOG#<utc hour> <time>#<child> (content keys a fork copied, expires_at TTL)
+  #   ANCHOR#... VER#<path hash>#<version> (version records) | WS#<id> CONVREF#<conv> | IDEM#<scope>#<key> IDEM
+  #   MEM#<memory> MEM (an organization Memory) | ACCOUNT#<id> MEMORY#, MEMNAME#, MEMDEFAULT#, MEMREF#,
+  #   AGENTREF#, MEMMOUNT# (the account's indexes) | ANCHOR#memory#<id> LEASE#<path hash> (file leases, TTL)
   MemoryTable:
     Type: AWS::DynamoDB::Table
     DeletionPolicy: Retain
