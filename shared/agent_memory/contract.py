@@ -132,6 +132,8 @@ MEMORY_FILES: Final = f"{MEMORY}/files"
 FILE_BODY_BYTES: Final = 4 * 1024 * 1024
 AGENT: Final = f"{API}/agents/{{agent_public_id}}"
 EXECUTION: Final = f"{API}/executions/{{execution_public_id}}"
+RECORDS: Final = f"{WS}/records"
+RECORD: Final = f"{RECORDS}/{{record_public_id}}"
 
 ROUTES: Final[tuple[RouteSpec, ...]] = (
     # ---- the directory ----
@@ -912,6 +914,55 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
     _r("agent_memories", "GET", f"{AGENT}/memories", "read", "memories:agent_memories"),
     _r("memory_map", "GET", f"{API}/memory_map", "read", "memories:memory_map"),
     _r("memory_map_page", "GET", f"{API}/memory_map.html", "read", "memories:memory_map_page", media="text/html"),
+    # ---- typed records ----
+    _r(
+        "records_append",
+        "POST",
+        RECORDS,
+        "write",
+        "records:append_record",
+        request="AppendRecord",
+        status=201,
+        also=(200,),
+    ),
+    _r("records_search", "POST", f"{RECORDS}/search", "read", "records:search_records", request="SearchRecords"),
+    _r(
+        "records_consolidate",
+        "POST",
+        f"{RECORDS}/consolidate",
+        "write",
+        "records:consolidate_records",
+        request="ConsolidateRecords",
+    ),
+    _r(
+        "records_export",
+        "GET",
+        f"{RECORDS}/export",
+        "read",
+        "records:export_records",
+        query=("cursor",),
+        media="application/x-ndjson",
+    ),
+    _r("record_show", "GET", RECORD, "read", "records:show_record"),
+    _r("record_update", "POST", RECORD, "write", "records:update_record", request="UpdateRecord"),
+    _r(
+        "record_delete",
+        "POST",
+        f"{RECORD}/delete",
+        "write",
+        "records:delete_record",
+        request="DeleteRecord",
+        status=204,
+    ),
+    _r(
+        "record_review",
+        "POST",
+        f"{RECORD}/review",
+        "write",
+        "records:review_record",
+        request="ReviewRecord",
+        also=(204,),
+    ),
     # ---- the API's own description ----
     _r("openapi_document", "GET", f"{API}/openapi.json", "public", "openapi:openapi_document"),
 )

@@ -179,10 +179,17 @@ class Directory:
         self.store.put_member(member)
         return member
 
-    def set_overrides(self, presented: PresentedToken | None, ws_id: str, overrides: dict[str, Any]) -> Workspace:
+    def update_workspace(
+        self,
+        presented: PresentedToken | None,
+        ws_id: str,
+        overrides: dict[str, Any] | None,
+        dedup_enabled: bool | None = None,
+    ) -> Workspace:
+        """Change a workspace's tool_provider_overrides (merged key by key) and its settings."""
         principal, ws, _ = self.resolver.writable_workspace(presented, ws_id)
         merged = dict(ws.tool_provider_overrides)
-        for key, value in overrides.items():
+        for key, value in (overrides or {}).items():
             if value is None:
                 merged.pop(key, None)
             elif isinstance(value, str) and value.strip() and len(value) <= MAX_PROVIDER_NAME:
@@ -201,8 +208,14 @@ class Directory:
         self._spend(principal)
         # The update writes the whole map, so the workspace it leaves is known before it is sent.
         updated = replace(ws, tool_provider_overrides=merged)
+        if dedup_enabled is not None:
+            updated = replace(updated, dedup_enabled=dedup_enabled)
         settle(updated)
-        self.store.update_workspace_overrides(ws.public_id, merged)
+        if overrides is not None:
+            self.store.update_workspace_overrides(ws.public_id, merged)
+        if dedup_enabled is not None:
+            # A second request only when both change, which no hot path does.
+            self.store.update_workspace_dedup(ws.public_id, dedup_enabled)
         return updated
 
     # ---- conversations --------------------------------------------------------------------------

@@ -171,6 +171,17 @@ def adapting(adapt: Callable[[Any], Any]) -> Iterator[None]:
         guard.renderers.remove(adapt)
 
 
+@contextmanager
+def suspended() -> Iterator[None]:
+    """Within the block no commit carries the keyed request's record: a request made of many commits (a
+    consolidation's appends) has its answer recorded on its own once it is known (web/glue.py)."""
+    token = GUARD.set(None)
+    try:
+        yield
+    finally:
+        GUARD.reset(token)
+
+
 def settle(result: Any) -> None:
     """Called by a service just before its decisive commit: the answer the commit will record."""
     guard = GUARD.get()

@@ -137,6 +137,8 @@ class Workspace:
     name: str
     created_at: str
     tool_provider_overrides: dict[str, str] = field(default_factory=dict)
+    # settings.dedup.enabled: whether Workspace records are checked for duplicates (off for bulk imports).
+    dedup_enabled: bool = True
 
 
 @dataclass(slots=True)
@@ -583,3 +585,81 @@ class Mount:
     read_first: bool | None = None
     # The Memory's description when the session began: what the block offers the model to open on demand.
     description: str | None = None
+
+
+# ---- typed records -----------------------------------------------------------------------------------
+
+RecordLayer = Literal["Workspace", "Session"]
+RECORD_TYPES = ("decision", "correction", "violation", "solution", "file", "preference", "fact", "raw")
+SOURCE_KINDS = ("agent", "user", "tool", "import", "consolidation")
+MAX_RECORD_BYTES = 16 * 1024
+MAX_RECORD_LABELS = 16
+MAX_LABEL_CHARS = 64
+
+
+@dataclass(slots=True)
+class TypedRecord:
+    """One typed record: a small fact an agent appends as it works (records.py holds its rules).
+
+    Its text lives inline in its own item (at most 16 KiB, far under DynamoDB's 400 KB item), so a read
+    or a search costs no S3 request. `group` is the digest of what duplicates are checked within;
+    `content_digest` the identity of its normalised text."""
+
+    public_id: str
+    workspace_id: str
+    layer: RecordLayer
+    type: str
+    content: str
+    author: Author
+    created_at: str
+    updated_at: str
+    lock_version: int = 1
+    facet: str | None = None
+    labels: tuple[str, ...] = ()
+    run_id: str | None = None
+    source_kind: str = "agent"
+    source_ref: str | None = None
+    visibility: str = "workspace"
+    user_id: str | None = None
+    observed_at: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    mention_count: int = 1
+    evidence_count: int = 1
+    pii: tuple[str, ...] = ()
+    quarantine: Quarantine | None = None
+    content_digest: str = ""
+    group: str = ""
+    operation_id: str = ""
+    last_seen_at: str | None = None
+
+    @property
+    def stability(self) -> float:
+        """How settled the record is: each independent piece of evidence halves the doubt (records.py)."""
+        return round(1 - 0.5**self.evidence_count, 6)
+
+    @property
+    def hidden(self) -> bool:
+        """Quarantined and not released: no one but a curator sees it."""
+        return self.quarantine is not None and self.quarantine.hides
+
+
+@dataclass(frozen=True, slots=True)
+class RecordClaim:
+    """The exact-duplicate key: this normalised text in this group belongs to `record_id` until
+    `claimed_until` (epoch seconds). A conditional put on it is what makes concurrent appends exact."""
+
+    record_id: str
+    claimed_until: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunLine:
+    """A Session `raw` record as its run's consolidation sees it."""
+
+    record_id: str
+    consolidated: bool
+    claimed_by: str | None
+    claimed_until: float

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,8 +25,11 @@ from .model import (
     MemoryReference,
     MemoryStats,
     OrgMemory,
+    Quarantine,
+    RunLine,
     Speaker,
     TokenRow,
+    TypedRecord,
     Version,
     VersionCheck,
     Workspace,
@@ -103,8 +107,28 @@ class Ref:
         return Ref("lease", anchor.key, rest)
 
     @staticmethod
+    def record(workspace_id: str, layer: str, record_id: str) -> Ref:
+        return Ref("record", workspace_id, f"{layer}#{record_id}")
+
+    @staticmethod
+    def record_claim(workspace_id: str, group: str, digest: str) -> Ref:
+        return Ref("record_claim", workspace_id, f"{group}#{digest}")
+
+    @staticmethod
+    def record_band(workspace_id: str, group: str, band: str) -> Ref:
+        return Ref("record_band", workspace_id, f"{group}#{band}")
+
+    @staticmethod
     def version(anchor: Anchor, rest: str, lock_version: int) -> Ref:
         return Ref("version", anchor.key, f"{lock_version}#{rest}")
+
+
+class DuplicateClaimed(Exception):
+    """An append's exact-duplicate claim is held by another record: the append is a mention of it."""
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(record_id)
+        self.record_id = record_id
 
 
 class Store(Protocol):
@@ -283,6 +307,52 @@ class Store(Protocol):
     def put_lease(self, lease: Lease, anchor_key: str) -> None:
         """Take or extend a lease, unless another holder's is unexpired (memory_leased)."""
         ...
+
+    # --- typed records (store/records.py) ---
+    def create_record(
+        self,
+        rec: TypedRecord,
+        *,
+        claim_until: float | None,
+        dead_claim: str | None,
+        bands: Sequence[str],
+        supersede: TypedRecord | None,
+        run_line: bool,
+        budget: WriteBudget | None,
+    ) -> None:
+        """The record with its claim, band entries, superseded record and run line in one commit; a claim
+        another record holds raises DuplicateClaimed."""
+        ...
+
+    def absorb_record(
+        self,
+        target: TypedRecord,
+        *,
+        mention: bool,
+        at: str,
+        replaced: TypedRecord | None,
+        claim: TypedRecord | None,
+        claim_until: float | None,
+        dead_claim: str | None,
+        bands: Sequence[str],
+        budget: WriteBudget | None,
+    ) -> TypedRecord | None:
+        """Count a mention or evidence into a live record (the stored record, when it could be read back)."""
+        ...
+
+    def replace_record(
+        self, before: TypedRecord, after: TypedRecord, bands: Sequence[str], budget: WriteBudget | None
+    ) -> None: ...
+    def delete_record(self, rec: TypedRecord, expected: int, budget: WriteBudget | None) -> None: ...
+    def review_record(self, rec: TypedRecord, quarantine: Quarantine | None, budget: WriteBudget | None) -> None: ...
+    def workspace_records(self, workspace_id: str, layer: str) -> tuple[list[TypedRecord], bool]:
+        """Every record of one layer of a workspace, and whether the read stopped at its bound."""
+        ...
+
+    def run_lines(self, workspace_id: str, run_id: str) -> list[RunLine]: ...
+    def claim_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str, until: float) -> bool: ...
+    def finish_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str) -> None: ...
+    def update_workspace_dedup(self, workspace_id: str, enabled: bool) -> None: ...
 
     # --- idempotency ---
     def record_answer(self, record: Record) -> Record | None:

@@ -30,6 +30,7 @@ from .model import (
     ShownVersion,
     Speaker,
     ToolResult,
+    TypedRecord,
     Version,
     VersionPage,
     Workspace,
@@ -38,6 +39,7 @@ from .skills import Skill
 
 if TYPE_CHECKING:
     from .memories import Effective, FilePage, MemoryPage, MemoryView, SyncResult
+    from .records import Appended, Consolidation, SearchPage
 
 Json = dict[str, Any]
 
@@ -173,6 +175,7 @@ def workspace(ws: Workspace) -> Json:
         "name": ws.name,
         "created_at": ws.created_at,
         "tool_provider_overrides": ws.tool_provider_overrides,
+        "settings": {"dedup": {"enabled": ws.dedup_enabled}},
     }
 
 
@@ -383,3 +386,63 @@ def sync(result: SyncResult) -> Json:
         "memory": memory(result.view),
         "sync": {"commit": result.commit, "changed": result.changed, "removed": result.removed},
     }
+
+
+def record(r: TypedRecord) -> Json:
+    return {
+        "public_id": r.public_id,
+        "workspace_public_id": r.workspace_id,
+        "layer": r.layer,
+        "type": r.type,
+        "content": r.content,
+        "tags": {"facet": r.facet, "labels": list(r.labels)},
+        "run_id": r.run_id,
+        "source_kind": r.source_kind,
+        "source_ref": r.source_ref,
+        "visibility": r.visibility,
+        "user_id": r.user_id,
+        "observed_at": r.observed_at,
+        "valid_from": r.valid_from,
+        "valid_to": r.valid_to,
+        "supersedes": r.supersedes,
+        "superseded_by": r.superseded_by,
+        "author": author(r.author),
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+        "last_seen_at": r.last_seen_at or r.created_at,
+        "mention_count": r.mention_count,
+        "evidence_count": r.evidence_count,
+        "stability": r.stability,
+        "pii": list(r.pii),
+        "quarantine": quarantine(r.quarantine),
+        "lock_version": r.lock_version,
+    }
+
+
+def appended(a: Appended) -> Json:
+    return {
+        "record": record(a.record),
+        "merged": a.merged,
+        "content_replaced": a.content_replaced,
+        "operation_id": a.operation_id,
+    }
+
+
+def record_search(page: SearchPage) -> Json:
+    out: Json = {
+        "results": [{"record": record(r), "score": score} for r, score in page.results],
+        "next_cursor": page.next_cursor,
+    }
+    if page.truncated:
+        out["truncated"] = True
+    return out
+
+
+def consolidation(c: Consolidation) -> Json:
+    out: Json = {"status": "consolidated", "created": c.created, "merged": c.merged, "extraction": "rules"}
+    if c.instructions_given:
+        out["note"] = (
+            "extraction_instructions were ignored: no model is configured, so lines are split into clauses by rule."
+        )
+    out["remaining"] = c.remaining
+    return out

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import JsonValue, PlainValidator, WithJsonSchema
+from pydantic import JsonValue, PlainValidator, WithJsonSchema, model_validator
 
 from ..directory import MAX_OVERRIDE_KEY, MAX_OVERRIDES
-from .base import SURROGATE, Body, Name, OptionalName, OptionalUuid, Uuid, coded
+from .base import SURROGATE, Body, Flag, Name, OptionalName, OptionalUuid, Uuid, coded
 
 
 def _overrides(value: Any) -> dict[str, Any]:
@@ -59,8 +59,26 @@ class CreateWorkspace(Body):
     workspace: NamedFields
 
 
+class DedupSettings(Body):
+    enabled: Flag
+
+
+class WorkspaceSettings(Body):
+    dedup: DedupSettings | None = None
+
+
 class UpdateWorkspaceFields(Body):
-    tool_provider_overrides: Overrides
+    # Either or both; a request naming neither is refused (there is nothing to change).
+    tool_provider_overrides: Overrides | None = None
+    settings: WorkspaceSettings | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> UpdateWorkspaceFields:
+        if self.tool_provider_overrides is None and self.settings is None:
+            raise coded(
+                "parameter_missing", "workspace.tool_provider_overrides or workspace.settings is required", whole=True
+            )
+        return self
 
 
 class UpdateWorkspace(Body):

@@ -16,12 +16,13 @@ from .directory import DirectoryWrites
 from .idempotency import IdempotencyRecords
 from .memories import Memories
 from .reads import Reads
+from .records import Records
 from .versions import Versions
 
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 
 
-class DynamoStore(Reads, DirectoryWrites, Versions, Memories, Content, IdempotencyRecords):
+class DynamoStore(Reads, DirectoryWrites, Versions, Memories, Records, Content, IdempotencyRecords):
     """The production store: one DynamoDB table and one S3 bucket (implements `ports.Store`)."""
 
 

@@ -220,6 +220,21 @@ class DirectoryWrites(Backend):
             Refusals({"workspace": lambda _: ApiError("not_found", "That workspace does not exist.")}),
         )
 
+    def update_workspace_dedup(self, workspace_id: str, enabled: bool) -> None:
+        op = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.workspace(workspace_id)),
+            "UpdateExpression": "SET #d = :d",
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": {"#pk": "pk", "#d": "dedup_enabled"},
+            "ExpressionAttributeValues": {":d": {"BOOL": enabled}},
+        }
+        write_one(
+            self.ddb,
+            ("workspace", {"Update": op}),
+            Refusals({"workspace": lambda _: ApiError("not_found", "That workspace does not exist.")}),
+        )
+
     def update_conversation(
         self,
         conversation_id: str,

@@ -39,8 +39,11 @@ from ..model import (
     OrgMemory,
     PromotedFrom,
     Quarantine,
+    RecordClaim,
+    RunLine,
     Speaker,
     TokenRow,
+    TypedRecord,
     Version,
     Workspace,
 )
@@ -269,6 +272,7 @@ def workspace_item(w: Workspace) -> Item:
             "name": w.name,
             "created_at": w.created_at,
             "tool_provider_overrides": w.tool_provider_overrides,
+            "dedup_enabled": None if w.dedup_enabled else False,
         }
     )
 
@@ -281,6 +285,7 @@ def workspace_row(item: Item) -> Workspace:
         name=it["name"],
         created_at=it["created_at"],
         tool_provider_overrides=it.get("tool_provider_overrides") or {},
+        dedup_enabled=it.get("dedup_enabled") is not False,
     )
 
 
@@ -836,6 +841,102 @@ def lease_row(item: Item, memory_id: str = "") -> Lease:
     return Lease(memory_id, it.get("path") or "", _author(it, "holder"), float(it.get("lease_until") or 0))
 
 
+# ---- typed records ---------------------------------------------------------------------------------
+
+
+def record_item(r: TypedRecord) -> Item:
+    pk, sk = keys.record(r.workspace_id, r.layer, r.public_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "workspace_id": r.workspace_id,
+            "layer": r.layer,
+            "type": r.type,
+            "content": r.content,
+            **_author_attributes(r.author),
+            "created_at": r.created_at,
+            "updated_at": r.updated_at,
+            "lock_version": r.lock_version,
+            "facet": r.facet,
+            "labels": list(r.labels) or None,
+            "run_id": r.run_id,
+            "source_kind": r.source_kind,
+            "source_ref": r.source_ref,
+            "visibility": r.visibility,
+            "user_id": r.user_id,
+            "observed_at": r.observed_at,
+            "valid_from": r.valid_from,
+            "valid_to": r.valid_to,
+            "supersedes": r.supersedes,
+            "superseded_by": r.superseded_by,
+            "mention_count": r.mention_count,
+            "evidence_count": r.evidence_count,
+            **_safety_attributes(r.pii, r.quarantine),
+            "content_digest": r.content_digest,
+            "dedup_group": r.group,
+            "operation_id": r.operation_id,
+            "last_seen_at": r.last_seen_at,
+        }
+    )
+
+
+def record_row(item: Item) -> TypedRecord:
+    it = unmarshal(item)
+    return TypedRecord(
+        public_id=it["sk"],
+        workspace_id=it["workspace_id"],
+        layer=it["layer"],
+        type=it["type"],
+        content=it["content"],
+        author=_author(it),
+        created_at=it["created_at"],
+        updated_at=it.get("updated_at") or it["created_at"],
+        lock_version=int(it.get("lock_version") or 1),
+        facet=it.get("facet"),
+        labels=tuple(it.get("labels") or ()),
+        run_id=it.get("run_id"),
+        source_kind=it.get("source_kind") or "agent",
+        source_ref=it.get("source_ref"),
+        visibility=it.get("visibility") or "workspace",
+        user_id=it.get("user_id"),
+        observed_at=it.get("observed_at"),
+        valid_from=it.get("valid_from"),
+        valid_to=it.get("valid_to"),
+        supersedes=it.get("supersedes"),
+        superseded_by=it.get("superseded_by"),
+        mention_count=int(it.get("mention_count") or 1),
+        evidence_count=int(it.get("evidence_count") or 1),
+        pii=_pii(it),
+        quarantine=_quarantine(it),
+        content_digest=it.get("content_digest") or "",
+        group=it.get("dedup_group") or "",
+        operation_id=it.get("operation_id") or "",
+        last_seen_at=it.get("last_seen_at"),
+    )
+
+
+def record_claim_row(item: Item) -> RecordClaim:
+    it = unmarshal(item)
+    return RecordClaim(str(it.get("record_id") or ""), float(it.get("claimed_until") or 0))
+
+
+def record_band_row(item: Item) -> tuple[str, ...]:
+    """The record ids a band value names, newest first (ids are UUIDv7, so they sort by time)."""
+    ids = item.get("ids", {}).get("SS") or []
+    return tuple(sorted(ids, reverse=True))
+
+
+def run_line_row(item: Item) -> RunLine:
+    it = unmarshal(item)
+    return RunLine(
+        it["sk"],
+        bool(it.get("consolidated")),
+        it.get("claimed_by"),
+        float(it.get("claimed_until") or 0),
+    )
+
+
 def read_row(ref: Ref, item: Item) -> Any:
     """The row object a batch read answers for one ref."""
     if ref.kind == "version":
@@ -862,4 +963,7 @@ ROWS: dict[str, Callable[[Item], Any]] = {
     "memory": memory_row,
     "memory_any": memory_row_any,
     "memory_stats": memory_stats_row,
+    "record": record_row,
+    "record_claim": record_claim_row,
+    "record_band": record_band_row,
 }

@@ -29,6 +29,14 @@ One table holds every item; the partition key names the thing, the sort key the 
     ACCOUNT#<id>              MEMMOUNT#<mem>#<exec>  a Memory an execution mounts, until its expires_at (TTL)
     ANCHOR#memory#<id>        #META              a Memory's file count, bytes and last writer; deleted_at once deleted
     ANCHOR#memory#<id>        LEASE#<h>          a short lease on the file at <path> (expires_at; TTL removes it)
+    RECORD#<ws>#<L><n>        <record id>        a typed record, content inline; L is W or S (its layer), n its shard
+    RECDUP#<ws>#<group>       C#<digest>         the exact-duplicate claim on a normalised text (claimed_until; TTL)
+    RECBAND#<ws>#<group>      B#<band key>       the ids of the records whose MinHash band has that value
+    RECRUN#<ws>#<run hash>    <record id>        a Session raw line of a run, and whether it was consolidated
+
+A record's shard is a hash of its id (RECORD_SHARDS of them per layer), so a search reads a workspace's
+records as that many Queries in parallel and a read by id knows its key without an index; <group> is the
+digest of what duplicates are checked within (records.py).
 
 <anchor> is `Anchor.key`: <scope>#<owner>[#<speaker>]; <minute> is whole minutes since the epoch.
 <h> is the SHA-256 (hex) of the document's <path>: a path may take 1020 bytes, which a sort key with a
@@ -58,6 +66,11 @@ WORKSPACE = "WS#"
 CONVERSATION = "CONV#"
 EXECUTION = "EXEC#"
 ANCHOR = "ANCHOR#"
+RECORD = "RECORD#"
+RECORD_CLAIM = "RECDUP#"
+RECORD_BAND = "RECBAND#"
+RECORD_RUN = "RECRUN#"
+RECORD_SHARDS = 8
 DOC = "DOC#"
 VERSION = "VER#"
 VERSION_DIGITS = 12
@@ -206,6 +219,31 @@ def lease(anchor: Anchor, rest: str) -> Key:
     return anchor_pk(anchor), f"{LEASE}{path_hash(rest)}"
 
 
+def record_shard(record_id: str) -> int:
+    return int(hashlib.sha256(record_id.encode("ascii", "replace")).hexdigest()[:4], 16) % RECORD_SHARDS
+
+
+def record_partition(workspace_id: str, layer: str, shard: int) -> str:
+    return f"{RECORD}{workspace_id}#{layer[:1]}{shard}"
+
+
+def record(workspace_id: str, layer: str, record_id: str) -> Key:
+    return record_partition(workspace_id, layer, record_shard(record_id)), record_id
+
+
+def record_claim(workspace_id: str, group: str, digest: str) -> Key:
+    return f"{RECORD_CLAIM}{workspace_id}#{group}", f"C#{digest}"
+
+
+def record_band(workspace_id: str, group: str, band: str) -> Key:
+    return f"{RECORD_BAND}{workspace_id}#{group}", f"B#{band}"
+
+
+def record_run(workspace_id: str, run_id: str) -> str:
+    digest = hashlib.sha256(run_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{RECORD_RUN}{workspace_id}#{digest}"
+
+
 def ref_key(ref: Ref) -> Key:
     """The key of the row a `Ref` names."""
     match ref.kind:
@@ -238,6 +276,15 @@ def ref_key(ref: Ref) -> Key:
             return meta(Anchor("memory", ref.a))
         case "lease":
             return lease(Anchor.from_key(ref.a), ref.b)
+        case "record":
+            layer, _, record_id = ref.b.partition("#")
+            return record(ref.a, layer, record_id)
+        case "record_claim":
+            group, _, digest = ref.b.partition("#")
+            return record_claim(ref.a, group, digest)
+        case "record_band":
+            group, _, band = ref.b.partition("#")
+            return record_band(ref.a, group, band)
         case "version":
             # ("version", anchor key, "<lock_version>#<rest>"): the number first, since a path may hold '#'.
             number, _, rest = ref.b.partition("#")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..history import HistoryService
     from ..memories import MemoriesService
     from ..memory import MemoryService
+    from ..records import RecordsService
     from ..resolver import Resolver
     from ..skills import SkillService
     from ..tools import ToolRunner
@@ -95,7 +96,20 @@ def reset_services() -> None:
     """Forget every built service (tests and the local gateway switch settings and endpoints)."""
     from .secrets import operator_key
 
-    for factory in (budgets, resolver, directory, memory, history, skills, block, executions, tools, operator_key):
+    for factory in (
+        budgets,
+        resolver,
+        directory,
+        memory,
+        history,
+        skills,
+        block,
+        executions,
+        tools,
+        memories,
+        records,
+        operator_key,
+    ):
         factory.cache_clear()
 
 
@@ -105,3 +119,11 @@ def memories() -> MemoriesService:
 
     r = resolver()
     return MemoriesService(r.store, r, memory(), history(), budgets(), git_allow_file=settings().git_allow_file)
+
+
+@lru_cache(maxsize=1)
+def records() -> RecordsService:
+    from ..records import RecordsService
+
+    r = resolver()
+    return RecordsService(r.store, r, budgets())

@@ -71,11 +71,12 @@ def _workspace(status: int) -> Callable[[Workspace], Reply]:
 
 
 def update_workspace(req: Request) -> Reply:
-    body = parsed(req, UpdateWorkspace)
+    w = parsed(req, UpdateWorkspace).workspace
+    dedup = None if w.settings is None or w.settings.dedup is None else w.settings.dedup.enabled
     return answered(
         _workspace(200),
-        lambda: services.directory().set_overrides(
-            req.token, req.params["workspace_public_id"], body.workspace.tool_provider_overrides
+        lambda: services.directory().update_workspace(
+            req.token, req.params["workspace_public_id"], w.tool_provider_overrides, dedup
         ),
     )
 

@@ -1,0 +1,5 @@
+"""POST /agent_api/v1/workspaces/{workspace_public_id}/records"""
+
+from agent_memory.web.lambda_entry import entry
+
+handler = entry("records_append")

@@ -1,0 +1,419 @@
+"""Typed records: their items, the exact-duplicate claims, the MinHash band index and a run's raw lines.
+
+Every change is one request: a single conditional write, or one transaction when it spans items (the
+record with its claim and bands, a supersede with the record it retires) or carries the write budget's
+meters and a keyed request's answer. A refused claim is not an error to the caller: it names the record
+that already holds the text, which the service then counts a mention of (`DuplicateClaimed`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..errors import ApiError
+from ..model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
+from ..ports import DuplicateClaimed
+from . import keys
+from .content import pool
+from .documents import Documents
+from .errors import Refusals, Step, attempt, keyed, read, transact
+from .items import attribute, author_attributes, record_item, record_row, run_line_row, unmarshal
+
+# A search reads at most this many records of one layer of a workspace (the scale it serves: docs).
+MAX_SEARCHED = 50_000
+# How long an exact-duplicate claim outlives its hour before TTL may remove it (the condition reads
+# `claimed_until`, so TTL's lag never matters).
+_CLAIM_TTL_SLACK = 3600
+_RUN_LINES = 1000
+
+
+def _stale(what: str) -> ApiError:
+    return ApiError("stale_object", f"The record changed since you read it ({what}): read it again and retry.")
+
+
+def _record_refusal(expected: int | None) -> Any:
+    def refused(old: dict[str, Any] | None) -> ApiError:
+        if old is None:
+            return ApiError("not_found", "No record with that id is visible to you.")
+        if expected is not None and old.get("lock_version") != expected:
+            return _stale(f"it is at lock_version {old.get('lock_version')}, not {expected}")
+        if old.get("superseded_by"):
+            return _stale(f"it was superseded by {old['superseded_by']}")
+        return _stale("it is not in the state this change needs")
+
+    return refused
+
+
+class Records(Documents):
+    """TypedRecord items and their indexes (the domain rules are in records.py)."""
+
+    # ---- the steps ------------------------------------------------------------------------------------
+
+    def _claim_step(self, rec: TypedRecord, dead: str | None, until: float) -> Step:
+        pk, sk = keys.record_claim(rec.workspace_id, rec.group, rec.content_digest)
+        condition = "attribute_not_exists(#pk) OR #until < :now OR #rid = :rid"
+        values: dict[str, Any] = {":now": {"N": repr(time.time())}, ":rid": {"S": rec.public_id}}
+        if dead is not None:
+            condition += " OR #rid = :dead"
+            values[":dead"] = {"S": dead}
+        item = {
+            "pk": {"S": pk},
+            "sk": {"S": sk},
+            "record_id": {"S": rec.public_id},
+            "claimed_until": {"N": repr(until)},
+            "expires_at": {"N": str(int(until) + _CLAIM_TTL_SLACK)},
+        }
+        return (
+            "claim",
+            {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": item,
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeNames": {"#pk": "pk", "#until": "claimed_until", "#rid": "record_id"},
+                    "ExpressionAttributeValues": values,
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            },
+        )
+
+    def _band_steps(self, rec: TypedRecord, bands: Sequence[str]) -> list[Step]:
+        return [
+            (
+                "band",
+                {
+                    "Update": {
+                        "TableName": self.table,
+                        "Key": keys.wire(keys.record_band(rec.workspace_id, rec.group, band)),
+                        "UpdateExpression": "ADD #ids :id",
+                        "ExpressionAttributeNames": {"#ids": "ids"},
+                        "ExpressionAttributeValues": {":id": {"SS": [rec.public_id]}},
+                    }
+                },
+            )
+            for band in bands
+        ]
+
+    def _steps(self, steps: list[Step], budget: WriteBudget | None) -> list[Step]:
+        return steps + (self._meter_steps(budget) if budget is not None else [])
+
+    @staticmethod
+    def _claim_refusal(old: dict[str, Any] | None) -> ApiError:
+        if old is not None and old.get("record_id"):
+            raise DuplicateClaimed(str(old["record_id"]))
+        return ApiError("storage_busy", "The duplicate check was contended: send the record again.")
+
+    # ---- writes ---------------------------------------------------------------------------------------
+
+    def create_record(
+        self,
+        rec: TypedRecord,
+        *,
+        claim_until: float | None,
+        dead_claim: str | None,
+        bands: Sequence[str],
+        supersede: TypedRecord | None,
+        run_line: bool,
+        budget: WriteBudget | None,
+    ) -> None:
+        """The record, its claim and band entries, the record it supersedes and its run line, at once.
+        A claim another record holds raises DuplicateClaimed with that record's id."""
+        steps: list[Step] = [("record", self._new(record_item(rec)))]
+        if claim_until is not None:
+            steps.append(self._claim_step(rec, dead_claim, claim_until))
+        steps += self._band_steps(rec, bands)
+        if supersede is not None:
+            steps.append(("superseded", self._retire(supersede, rec.public_id, rec.created_at)))
+        if run_line and rec.run_id is not None:
+            line = {
+                "pk": {"S": keys.record_run(rec.workspace_id, rec.run_id)},
+                "sk": {"S": rec.public_id},
+                "consolidated": {"BOOL": False},
+            }
+            steps.append(("run_line", {"Put": {"TableName": self.table, "Item": line}}))
+        refusals = Refusals(
+            {
+                "claim": self._claim_refusal,
+                "superseded": _record_refusal(None if supersede is None else supersede.lock_version),
+            },
+            otherwise=lambda: ApiError("already_exists", "That record exists."),
+        )
+        transact(self.ddb, self._steps(steps, budget), refusals)
+
+    def _retire(self, old: TypedRecord, by: str, at: str) -> dict[str, Any]:
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": keys.wire(keys.record(old.workspace_id, old.layer, old.public_id)),
+                "UpdateExpression": "SET #by = :by, #at = :at, #lv = #lv + :one",
+                "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#by) AND #lv = :lv",
+                "ExpressionAttributeNames": {
+                    "#pk": "pk",
+                    "#by": "superseded_by",
+                    "#at": "updated_at",
+                    "#lv": "lock_version",
+                },
+                "ExpressionAttributeValues": {
+                    ":by": {"S": by},
+                    ":at": {"S": at},
+                    ":one": {"N": "1"},
+                    ":lv": {"N": str(old.lock_version)},
+                },
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
+
+    def absorb_record(
+        self,
+        target: TypedRecord,
+        *,
+        mention: bool,
+        at: str,
+        replaced: TypedRecord | None,
+        claim: TypedRecord | None,
+        claim_until: float | None,
+        dead_claim: str | None,
+        bands: Sequence[str],
+        budget: WriteBudget | None,
+    ) -> TypedRecord | None:
+        """Count a mention (`mention`) or one more piece of evidence into `target`, which must be live and
+        visible; with `replaced` its text is the new one as well (conditional on the version read).
+        `claim` puts the exact-duplicate claim of the absorbed text on `target`.
+
+        Answers the record as stored when the change was a single write whose answer it could read."""
+        counter = "mention_count" if mention else "evidence_count"
+        names = {
+            "#pk": "pk",
+            "#n": counter,
+            "#seen": "last_seen_at",
+            "#by": "superseded_by",
+            "#q": "quarantine",
+        }
+        values: dict[str, Any] = {":one": {"N": "1"}, ":at": {"S": at}, ":released": {"S": "released"}}
+        sets = ["#seen = :at"]
+        condition = (
+            "attribute_exists(#pk) AND attribute_not_exists(#by) AND (attribute_not_exists(#q) OR #q = :released)"
+        )
+        removes: list[str] = []
+        if replaced is not None:
+            names |= {"#lv": "lock_version", "#up": "updated_at"}
+            values[":lv"] = {"N": str(target.lock_version)}
+            condition += " AND #lv = :lv"
+            sets += ["#lv = #lv + :one", "#up = :at"]
+            new_item = unmarshal(record_item(replaced))
+            for i, field in enumerate(("content", "content_digest", "pii", "labels")):
+                names[f"#f{i}"] = field
+                if new_item.get(field) is None:
+                    removes.append(f"#f{i}")
+                else:
+                    values[f":f{i}"] = attribute(new_item[field])
+                    sets.append(f"#f{i} = :f{i}")
+        expression = f"SET {', '.join(sets)} ADD #n :one" + (f" REMOVE {', '.join(removes)}" if removes else "")
+        update = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.record(target.workspace_id, target.layer, target.public_id)),
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+        steps: list[Step] = [("record", {"Update": {**update, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})]
+        if claim is not None and claim_until is not None:
+            steps.append(self._claim_step(claim, dead_claim, claim_until))
+        steps += self._band_steps(target, bands)
+        steps = self._steps(steps, budget)
+        refusals = Refusals({"claim": self._claim_refusal, "record": _record_refusal(None)})
+        if len(steps) == 1 and not keyed():
+            out = attempt(
+                lambda: self.ddb.update_item(
+                    **update, ReturnValues="ALL_NEW", ReturnValuesOnConditionCheckFailure="ALL_OLD"
+                ),
+                ["record"],
+                refusals,
+            )
+            return record_row(out["Attributes"]) if out.get("Attributes") else None
+        transact(self.ddb, steps, refusals)
+        return None
+
+    def replace_record(
+        self, before: TypedRecord, after: TypedRecord, bands: Sequence[str], budget: WriteBudget | None
+    ) -> None:
+        """Store `after` if the record is still at `before`'s lock_version (else stale_object)."""
+        put = {
+            "TableName": self.table,
+            "Item": record_item(after),
+            "ConditionExpression": "attribute_exists(#pk) AND #lv = :lv",
+            "ExpressionAttributeNames": {"#pk": "pk", "#lv": "lock_version"},
+            "ExpressionAttributeValues": {":lv": {"N": str(before.lock_version)}},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        steps = self._steps([("record", {"Put": put}), *self._band_steps(after, bands)], budget)
+        transact(self.ddb, steps, Refusals({"record": _record_refusal(before.lock_version)}))
+
+    def delete_record(self, rec: TypedRecord, expected: int, budget: WriteBudget | None) -> None:
+        """Remove the record (and its run line) if it is still at `expected` (else stale_object)."""
+        delete = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.record(rec.workspace_id, rec.layer, rec.public_id)),
+            "ConditionExpression": "attribute_exists(#pk) AND #lv = :lv",
+            "ExpressionAttributeNames": {"#pk": "pk", "#lv": "lock_version"},
+            "ExpressionAttributeValues": {":lv": {"N": str(expected)}},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        steps: list[Step] = [("record", {"Delete": delete})]
+        if rec.layer == "Session" and rec.run_id is not None:
+            line = (keys.record_run(rec.workspace_id, rec.run_id), rec.public_id)
+            steps.append(("run_line", {"Delete": {"TableName": self.table, "Key": keys.wire(line)}}))
+        transact(self.ddb, self._steps(steps, budget), Refusals({"record": _record_refusal(expected)}))
+
+    def review_record(self, rec: TypedRecord, quarantine: Quarantine | None, budget: WriteBudget | None) -> None:
+        """Release (`quarantine` is the released state) or, with None, reject and remove a pending record."""
+        key = keys.wire(keys.record(rec.workspace_id, rec.layer, rec.public_id))
+        names = {"#pk": "pk", "#q": "quarantine"}
+        values: dict[str, Any] = {":pending": {"S": "pending"}}
+        guard = {
+            "TableName": self.table,
+            "Key": key,
+            "ConditionExpression": "attribute_exists(#pk) AND #q = :pending",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        steps: list[Step]
+        if quarantine is None:
+            steps = [
+                (
+                    "record",
+                    {"Delete": {**guard, "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}},
+                )
+            ]
+            if rec.layer == "Session" and rec.run_id is not None:
+                line = (keys.record_run(rec.workspace_id, rec.run_id), rec.public_id)
+                steps.append(("run_line", {"Delete": {"TableName": self.table, "Key": keys.wire(line)}}))
+        else:
+            sets = ["#q = :status", "#ra = :ra"]
+            names["#ra"] = "reviewed_at"
+            values |= {":status": {"S": quarantine.status}, ":ra": {"S": quarantine.reviewed_at or ""}}
+            reviewer = author_attributes(quarantine.reviewed_by or Author("human", ""), "reviewed_by")
+            for i, (attr, value) in enumerate(reviewer.items()):
+                if value is not None:
+                    names[f"#r{i}"] = attr
+                    values[f":r{i}"] = {"S": value}
+                    sets.append(f"#r{i} = :r{i}")
+            update = {
+                **guard,
+                "UpdateExpression": "SET " + ", ".join(sets),
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+            steps = [("record", {"Update": update})]
+        refusals = Refusals(
+            {"record": lambda _: ApiError("validation_failed", "That record is not waiting for review.")}
+        )
+        transact(self.ddb, self._steps(steps, budget), refusals)
+
+    # ---- reads ----------------------------------------------------------------------------------------
+
+    def workspace_records(self, workspace_id: str, layer: str) -> tuple[list[TypedRecord], bool]:
+        """Every record of one layer of a workspace, its shards queried in parallel (eventually
+        consistent: a search may miss a record written in the last second), and whether the read stopped
+        at MAX_SEARCHED."""
+        per_shard = MAX_SEARCHED // keys.RECORD_SHARDS
+        futures = [
+            pool().submit(self._shard, keys.record_partition(workspace_id, layer, n), per_shard)
+            for n in range(keys.RECORD_SHARDS)
+        ]
+        out: list[TypedRecord] = []
+        truncated = False
+        for f in futures:
+            rows, more = f.result()
+            out += rows
+            truncated = truncated or more
+        return out, truncated
+
+    def _shard(self, pk: str, limit: int) -> tuple[list[TypedRecord], bool]:
+        rows: list[TypedRecord] = []
+        start: dict[str, Any] | None = None
+        while True:
+            kwargs: dict[str, Any] = {
+                "TableName": self.table,
+                "KeyConditionExpression": "pk = :pk",
+                "ExpressionAttributeValues": {":pk": {"S": pk}},
+            }
+            if start is not None:
+                kwargs["ExclusiveStartKey"] = start
+            resp: dict[str, Any] = read(partial(self.ddb.query, **kwargs))
+            rows += [record_row(it) for it in resp.get("Items", [])]
+            start = resp.get("LastEvaluatedKey")
+            if start is None:
+                return rows, False
+            if len(rows) >= limit:
+                return rows, True
+
+    def run_lines(self, workspace_id: str, run_id: str) -> list[RunLine]:
+        """A run's raw lines in the order they were written (ids are UUIDv7), up to a bound."""
+        resp = read(
+            lambda: self.ddb.query(
+                TableName=self.table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": keys.record_run(workspace_id, run_id)}},
+                ConsistentRead=True,
+                Limit=_RUN_LINES,
+            )
+        )
+        return [run_line_row(it) for it in resp.get("Items", [])]
+
+    def claim_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str, until: float) -> bool:
+        """Take a raw line for one consolidation; False when it is consolidated or another holds it."""
+        try:
+            attempt(
+                lambda: self.ddb.update_item(
+                    TableName=self.table,
+                    Key=keys.wire((keys.record_run(workspace_id, run_id), record_id)),
+                    UpdateExpression="SET #by = :op, #until = :until",
+                    ConditionExpression=(
+                        "attribute_exists(#pk) AND #done = :no AND (attribute_not_exists(#until) OR #until < :now)"
+                    ),
+                    ExpressionAttributeNames={
+                        "#pk": "pk",
+                        "#by": "claimed_by",
+                        "#until": "claimed_until",
+                        "#done": "consolidated",
+                    },
+                    ExpressionAttributeValues={
+                        ":op": {"S": operation},
+                        ":until": {"N": repr(until)},
+                        ":now": {"N": repr(time.time())},
+                        ":no": {"BOOL": False},
+                    },
+                ),
+                ["run_line"],
+                Refusals(),
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def finish_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str) -> None:
+        """Mark a claimed raw line consolidated (only by the consolidation that holds it)."""
+        try:
+            attempt(
+                lambda: self.ddb.update_item(
+                    TableName=self.table,
+                    Key=keys.wire((keys.record_run(workspace_id, run_id), record_id)),
+                    UpdateExpression="SET #done = :yes REMOVE #until",
+                    ConditionExpression="#by = :op",
+                    ExpressionAttributeNames={"#done": "consolidated", "#until": "claimed_until", "#by": "claimed_by"},
+                    ExpressionAttributeValues={":yes": {"BOOL": True}, ":op": {"S": operation}},
+                ),
+                ["run_line"],
+                Refusals(),
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise

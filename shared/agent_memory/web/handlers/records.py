@@ -1,0 +1,111 @@
+"""Typed records: append, read, update, delete, review, search, consolidate and export."""
+
+from __future__ import annotations
+
+from ... import views
+from ...inputs.records import (
+    AppendRecord,
+    ConsolidateRecords,
+    DeleteRecord,
+    ReviewRecord,
+    SearchRecords,
+    UpdateRecord,
+)
+from ...model import TypedRecord
+from ...records import Appended, RecordSpec, SearchSpec
+from .. import services
+from ..glue import Reply, Request
+from . import answered, no_content, parsed
+
+
+def _ws(req: Request) -> str:
+    return req.params["workspace_public_id"]
+
+
+def _appended(a: Appended) -> Reply:
+    return Reply(a.status, views.appended(a))
+
+
+def _record(rec: TypedRecord | None) -> Reply:
+    return Reply(204) if rec is None else Reply(200, {"record": views.record(rec)})
+
+
+def append_record(req: Request) -> Reply:
+    r = parsed(req, AppendRecord).record
+    spec = RecordSpec(
+        content=r.content,
+        type=r.type,
+        layer=r.layer,
+        run_id=r.run_id,
+        facet=None if r.tags is None else r.tags.facet,
+        labels=() if r.tags is None else r.tags.labels,
+        source_kind=r.source_kind,
+        source_ref=r.source_ref,
+        visibility=r.visibility,
+        user_id=r.user_id,
+        observed_at=r.observed_at,
+        valid_from=r.valid_from,
+        valid_to=r.valid_to,
+        supersedes=r.supersedes,
+    )
+    return answered(_appended, lambda: services.records().append(req.token, _ws(req), spec))
+
+
+def show_record(req: Request) -> Reply:
+    return _record(services.records().show(req.token, _ws(req), req.params["record_public_id"]))
+
+
+def update_record(req: Request) -> Reply:
+    r = parsed(req, UpdateRecord).record
+    tags = None if r.tags is None else (r.tags.facet, r.tags.labels)
+    return answered(
+        _record,
+        lambda: services.records().update(
+            req.token, _ws(req), req.params["record_public_id"], r.expected_lock_version, r.content, tags
+        ),
+    )
+
+
+def delete_record(req: Request) -> Reply:
+    r = parsed(req, DeleteRecord).record
+    return answered(
+        no_content,
+        lambda: services.records().delete(req.token, _ws(req), req.params["record_public_id"], r.expected_lock_version),
+    )
+
+
+def review_record(req: Request) -> Reply:
+    decision = parsed(req, ReviewRecord).review.decision
+    return answered(
+        _record, lambda: services.records().review(req.token, _ws(req), req.params["record_public_id"], decision)
+    )
+
+
+def search_records(req: Request) -> Reply:
+    s = parsed(req, SearchRecords).search
+    spec = SearchSpec(
+        query=s.query,
+        type=s.type,
+        facet=s.facet,
+        layer=s.layer,
+        run_id=s.run_id,
+        user_id=s.user_id,
+        include_superseded=s.include_superseded,
+        include_expired=s.include_expired,
+        quarantine=s.quarantine,
+        limit=s.limit,
+        cursor=s.cursor,
+    )
+    return Reply(200, views.record_search(services.records().search(req.token, _ws(req), spec)))
+
+
+def consolidate_records(req: Request) -> Reply:
+    c = parsed(req, ConsolidateRecords).consolidate
+    return answered(
+        lambda result: Reply(200, views.consolidation(result)),
+        lambda: services.records().consolidate(req.token, _ws(req), c.run_id, c.extraction_instructions),
+    )
+
+
+def export_records(req: Request) -> Reply:
+    raise NotImplementedError  # placeholder: the export helper fills this in
