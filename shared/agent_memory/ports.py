@@ -319,6 +319,7 @@ class Store(Protocol):
         supersede: TypedRecord | None,
         run_line: bool,
         budget: WriteBudget | None,
+        now: float,
     ) -> None:
         """The record with its claim, band entries, superseded record and run line in one commit; a claim
         another record holds raises DuplicateClaimed."""
@@ -336,6 +337,7 @@ class Store(Protocol):
         dead_claim: str | None,
         bands: Sequence[str],
         budget: WriteBudget | None,
+        now: float,
     ) -> TypedRecord | None:
         """Count a mention or evidence into a live record (the stored record, when it could be read back)."""
         ...

@@ -58,6 +58,11 @@ MAX_CONSOLIDATED_LINES = 100
 DEFAULT_SEARCH_LIMIT = 20
 
 
+def clock() -> float:
+    """The time the duplicate rules read (tests move it to step past the mention window)."""
+    return time.time()
+
+
 def _not_found() -> ApiError:
     return ApiError("not_found", "No record with that id is visible to you.")
 
@@ -235,7 +240,7 @@ class RecordsService:
         if spec.supersedes is not None:
             extra += self._record_refs(ws_id, spec.supersedes)
         caller, got = self._caller(tok, ws_id, extra, write=True)
-        now = time.time()
+        now = clock()
         at = now_iso()
         pii, quarantine = scan(spec.content)
         operation = uuid7()
@@ -284,6 +289,7 @@ class RecordsService:
                 supersede=old,
                 run_line=spec.layer == "Session" and spec.type == "raw",
                 budget=budget,
+                now=now,
             )
             return appended
         return self._deduplicated(caller, got, rec, shingles, bands, now, budget)
@@ -347,7 +353,14 @@ class RecordsService:
             appended = Appended(rec, False, False, rec.operation_id)
             settle(appended)
             self.store.create_record(
-                rec, claim_until=until, dead_claim=dead, bands=bands, supersede=None, run_line=False, budget=budget
+                rec,
+                claim_until=until,
+                dead_claim=dead,
+                bands=bands,
+                supersede=None,
+                run_line=False,
+                budget=budget,
+                now=now,
             )
             return appended
         except DuplicateClaimed as taken:
@@ -397,6 +410,7 @@ class RecordsService:
             dead_claim=dead,
             bands=new_bands if replaced is not None else (),
             budget=budget,
+            now=clock(),
         )
         return answer if stored is None else Appended(stored, True, replaced is not None, new.operation_id)
 
@@ -507,7 +521,7 @@ class RecordsService:
                     # Quarantined lines wait for review; another author's private lines are theirs to consolidate.
                     continue
                 if not self.store.claim_run_line(
-                    ws_id, run_id, line.record_id, operation, time.time() + CONSOLIDATION_LEASE_SECONDS
+                    ws_id, run_id, line.record_id, operation, clock() + CONSOLIDATION_LEASE_SECONDS
                 ):
                     continue
                 for clause in recordtext.clauses(raw.content):
@@ -534,7 +548,7 @@ class RecordsService:
         if q.quarantine == "pending" and not caller.curator:
             return SearchPage([], None)
         rows, truncated = self.store.workspace_records(ws_id, q.layer)
-        now = time.time()
+        now = clock()
         kept = [r for r in rows if self._selected(caller, r, q, now)]
         ranked: list[tuple[TypedRecord, float]]
         if q.quarantine == "pending" and not q.query:

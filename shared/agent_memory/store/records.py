@@ -54,10 +54,10 @@ class Records(Documents):
 
     # ---- the steps ------------------------------------------------------------------------------------
 
-    def _claim_step(self, rec: TypedRecord, dead: str | None, until: float) -> Step:
+    def _claim_step(self, rec: TypedRecord, dead: str | None, until: float, now: float) -> Step:
         pk, sk = keys.record_claim(rec.workspace_id, rec.group, rec.content_digest)
         condition = "attribute_not_exists(#pk) OR #until < :now OR #rid = :rid"
-        values: dict[str, Any] = {":now": {"N": repr(time.time())}, ":rid": {"S": rec.public_id}}
+        values: dict[str, Any] = {":now": {"N": repr(now)}, ":rid": {"S": rec.public_id}}
         if dead is not None:
             condition += " OR #rid = :dead"
             values[":dead"] = {"S": dead}
@@ -120,12 +120,13 @@ class Records(Documents):
         supersede: TypedRecord | None,
         run_line: bool,
         budget: WriteBudget | None,
+        now: float,
     ) -> None:
         """The record, its claim and band entries, the record it supersedes and its run line, at once.
         A claim another record holds raises DuplicateClaimed with that record's id."""
         steps: list[Step] = [("record", self._new(record_item(rec)))]
         if claim_until is not None:
-            steps.append(self._claim_step(rec, dead_claim, claim_until))
+            steps.append(self._claim_step(rec, dead_claim, claim_until, now))
         steps += self._band_steps(rec, bands)
         if supersede is not None:
             steps.append(("superseded", self._retire(supersede, rec.public_id, rec.created_at)))
@@ -180,6 +181,7 @@ class Records(Documents):
         dead_claim: str | None,
         bands: Sequence[str],
         budget: WriteBudget | None,
+        now: float,
     ) -> TypedRecord | None:
         """Count a mention (`mention`) or one more piece of evidence into `target`, which must be live and
         visible; with `replaced` its text is the new one as well (conditional on the version read).
@@ -224,7 +226,7 @@ class Records(Documents):
         }
         steps: list[Step] = [("record", {"Update": {**update, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})]
         if claim is not None and claim_until is not None:
-            steps.append(self._claim_step(claim, dead_claim, claim_until))
+            steps.append(self._claim_step(claim, dead_claim, claim_until, now))
         steps += self._band_steps(target, bands)
         steps = self._steps(steps, budget)
         refusals = Refusals({"claim": self._claim_refusal, "record": _record_refusal(None)})
