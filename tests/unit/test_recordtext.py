@@ -97,6 +97,17 @@ def test_words_ascii_shortcut_matches_the_unicode_rule() -> None:
         assert words(text) == word.findall(unicodedata.normalize("NFC", text).casefold()), repr(char)
 
 
+def test_words_shortcuts_match_the_unicode_rule_on_mixed_text() -> None:
+    word = regex.compile(r"\w+")
+    pieces = ["Straße", "ÇAĞRI", "İstanbul", "e\u0301", "日本語", "x²", "½", "Ⅻ", "a\u00a0b", "—", "\u2019s", "\u200d",
+              "\ud800", "١٢٣", "ﬁ", "_", "-", ".", " ", "\t", "a", "Z9"]  # fmt: skip
+    rng = random.Random(11)
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        expected = word.findall(unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold()))
+        assert words(text) == expected, repr(text)
+
+
 def test_shingles_on_small_examples() -> None:
     assert shingles("Invoice numbers are sequential.") == {"invoice numbers", "numbers are", "are sequential"}
     assert shingles("a b a b") == {"a b", "b a"}
@@ -258,6 +269,7 @@ def test_rank_edge_cases() -> None:
     assert [index for index, _ in ranked] == [0, 1]  # ties by index
     assert ranked[0][1] == ranked[1][1]
     assert rank("pdf pdf PDF!", docs) == ranked  # query terms count once
+    assert [index for index, _ in rank("pdf", ["pdf a", "b", "pdf a", "pdf pdf a", "pdf c"])] == [3, 0, 2, 4]
     assert rank("", docs) == []
     assert rank("?!", docs) == []
     assert rank("pdf", []) == []
