@@ -744,6 +744,94 @@ def fork_vs_copy(w: World, n: int) -> None:
     )
 
 
+# ---- typed records: append (new, mention), show, and search over 10,000 records seeded straight into the
+# table (untimed: 10,000 appends through the handlers would take minutes).
+
+SEARCHED_RECORDS = 10_000
+_TOPICS = ("billing", "invoices", "reports", "deploys", "alerts", "schemas", "retries", "tenants", "exports")
+_record_worlds: dict[int, str] = {}
+_mentioned: dict[int, str] = {}
+
+
+def _records(w: World) -> str:
+    return f"/workspaces/{w.ws}/records"
+
+
+def _record_text(i: int) -> str:
+    # Distinct words per call, so a new record's bands find no near-duplicate of it.
+    from agent_memory.ids import uuid7
+
+    tag = uuid7().replace("-", "")
+    return (
+        f"Decision {i} {tag[-12:]}: the {_TOPICS[i % len(_TOPICS)]} worker {tag[-20:-12]} retries at most {i % 7} times"
+    )
+
+
+def _record_append(w: World, i: int) -> Step:
+    return Step("POST", _records(w), w.token, {"record": {"content": _record_text(i), "type": "decision"}}, expect=201)
+
+
+def _record_mention(w: World, i: int) -> Step:
+    body = {"record": {"content": "Invoice numbers carry a year prefix, per tenant", "type": "decision"}}
+    if id(w) not in _mentioned:
+        _mentioned[id(w)] = w.h.call(Step("POST", _records(w), w.token, body, expect=201))["record"]["public_id"]
+    return Step("POST", _records(w), w.token, body, expect=200)
+
+
+def _record_show(w: World, i: int) -> Step:
+    _record_mention(w, i)
+    return Step("GET", f"{_records(w)}/{_mentioned[id(w)]}", w.token)
+
+
+def _searched_workspace(w: World) -> str:
+    """A workspace holding SEARCHED_RECORDS Workspace records, seeded on first use (untimed)."""
+    found = _record_worlds.get(id(w))
+    if found is not None:
+        return found
+    import random
+
+    from agent_memory.ids import now_iso, uuid7
+    from agent_memory.model import TypedRecord
+    from agent_memory.recordtext import content_digest
+    from agent_memory.store.items import record_item
+
+    ws_id = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "records"}}, expect=201))["workspace"][
+        "public_id"
+    ]
+    rng = random.Random(15)
+    vocabulary = [f"{a}{b}" for a in ("al", "be", "ca", "do", "ek", "fi", "gu", "ha") for b in "aeiouxyz"]
+    vocabulary += list(_TOPICS)
+    at = now_iso()
+    items = []
+    for i in range(SEARCHED_RECORDS):
+        text = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(12, 30)))
+        rec = TypedRecord(
+            uuid7(),
+            ws_id,
+            "Workspace",
+            "fact",
+            text,
+            Author("human", "bench", "bench"),
+            at,
+            at,
+            facet=_TOPICS[i % len(_TOPICS)],
+            content_digest=content_digest(text),
+        )
+        items.append(record_item(rec))
+    store = get_store()
+    for k in range(0, len(items), 25):
+        batch = [{"PutRequest": {"Item": it}} for it in items[k : k + 25]]
+        store.ddb.batch_write_item(RequestItems={store.table: batch})
+    _record_worlds[id(w)] = ws_id
+    return ws_id
+
+
+def _record_search(w: World, i: int) -> Step:
+    ws_id = _searched_workspace(w)
+    query = ("billing retries", "tenants exports alpha", "deploys")[i % 3]
+    return Step("POST", f"/workspaces/{ws_id}/records/search", w.token, {"search": {"query": query, "limit": 20}})
+
+
 VERBS: list[Verb] = [
     Verb("list", Target(3, 0, "batch read + 1 Query per bound anchor (conversation, workspace)"), _list),
     Verb(
@@ -861,6 +949,35 @@ VERBS: list[Verb] = [
         ),
         _promote_within_workspace,
         lambda w, i, out: w.remember(out),
+    ),
+    Verb(
+        "record append",
+        Target(
+            3,
+            0,
+            "batch read (token, workspace, member, the claim, 8 band items) + candidates' batch read when a band "
+            "names any + one commit (record, claim, 8 bands)",
+            at_most=True,
+        ),
+        _record_append,
+    ),
+    Verb(
+        "record append (mention)",
+        Target(3, 0, "batch read + the claimed record's read + one update of its mention_count (meters ride in it)"),
+        _record_mention,
+    ),
+    Verb("record show", Target(1, 0, "one BatchGetItem (token, workspace, member, both layers' keys)"), _record_show),
+    Verb(
+        "record search 10k",
+        Target(
+            2 + store_keys.RECORD_SHARDS,
+            0,
+            f"batch read + one Query per shard ({store_keys.RECORD_SHARDS}, in parallel; more pages past ~1 MB each) "
+            "+ one batch read of the page's records",
+            at_most=True,
+            own_ms=400.0,
+        ),
+        _record_search,
     ),
     Verb(
         "memory_block 4x64 16K",
@@ -1076,6 +1193,8 @@ def _isolate_environment() -> None:
     os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
     # Hundreds of writes a minute by one caller is the point here, not a client to slow down.
     os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
+    # A 10,000-record search sends Queries that serialised moto answers in seconds (AWS: tens of ms).
+    os.environ["AGENT_MEMORY_AWS_READ_TIMEOUT"] = "60"
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 

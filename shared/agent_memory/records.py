@@ -53,8 +53,10 @@ PER_BAND = 8
 MAX_CANDIDATES = 32
 # How long one consolidation holds a raw line before another may take it over (a crashed one).
 CONSOLIDATION_LEASE_SECONDS = 120
-# Raw lines one consolidation call works through; the answer says how many remain.
+# Raw lines one consolidation call works through, and the time it may start another in (its function
+# has 29 s); the answer says how many remain for the next call.
 MAX_CONSOLIDATED_LINES = 100
+CONSOLIDATION_SECONDS = 20.0
 DEFAULT_SEARCH_LIMIT = 20
 
 
@@ -513,9 +515,13 @@ class RecordsService:
         refs = {line.record_id: Ref.record(ws_id, "Session", line.record_id) for line in batch}
         raws = self.store.get_many(list(refs.values())) if refs else {}
         operation = uuid7()
-        created = merged = 0
+        created = merged = done = 0
+        started = time.monotonic()
         with suspended():
             for line in batch:
+                if time.monotonic() - started > CONSOLIDATION_SECONDS:
+                    break
+                done += 1
                 raw = raws.get(refs[line.record_id])
                 if raw is None or raw.hidden or not caller.sees(raw):
                     # Quarantined lines wait for review; another author's private lines are theirs to consolidate.
@@ -538,7 +544,7 @@ class RecordsService:
                     created += 0 if out.merged else 1
                     merged += 1 if out.merged else 0
                 self.store.finish_run_line(ws_id, run_id, line.record_id, operation)
-        return Consolidation(created, merged, instructions is not None, len(rest))
+        return Consolidation(created, merged, instructions is not None, len(rest) + len(batch) - done)
 
     # ---- search -------------------------------------------------------------------------------------
 
@@ -563,7 +569,12 @@ class RecordsService:
             ]
         page = ranked[offset : offset + q.limit]
         more = offset + q.limit < len(ranked)
-        return SearchPage(page, _cursor(offset + q.limit, q.fingerprint()) if more else None, truncated)
+        # The rows ranked are projections: the page is read whole, in one batch (a record deleted since
+        # the query is left out).
+        refs = {r.public_id: Ref.record(ws_id, r.layer, r.public_id) for r, _ in page}
+        whole = self.store.get_many(list(refs.values())) if refs else {}
+        results = [(whole[refs[r.public_id]], score) for r, score in page if whole.get(refs[r.public_id]) is not None]
+        return SearchPage(results, _cursor(offset + q.limit, q.fingerprint()) if more else None, truncated)
 
     def _selected(self, caller: Caller, r: TypedRecord, q: SearchSpec, now: float) -> bool:
         if not caller.sees(r):

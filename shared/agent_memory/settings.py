@@ -28,6 +28,9 @@ class Settings(BaseModel):
     versions_kept: int = Field(default=DEFAULT_VERSIONS_KEPT, ge=1, le=MAX_VERSIONS_KEPT)
     # Whether a git-synced Memory may name a file:// repository (on in the local gateway, off in AWS).
     git_allow_file: bool = False
+    # How long a DynamoDB or S3 answer may take before the request is given up (storage_unavailable). The
+    # benchmark raises it: serialised moto answers a 10,000-record search's Queries far slower than AWS.
+    aws_read_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
 
 
 @lru_cache(maxsize=1)
@@ -46,6 +49,7 @@ def settings() -> Settings:
         ),
         versions_kept=int(os.environ.get("AGENT_MEMORY_VERSIONS_KEPT") or DEFAULT_VERSIONS_KEPT),
         git_allow_file=(os.environ.get("AGENT_MEMORY_GIT_ALLOW_FILE") or "").lower() in ("1", "true", "on", "yes"),
+        aws_read_timeout_seconds=float(os.environ.get("AGENT_MEMORY_AWS_READ_TIMEOUT") or 10.0),
     )
 
 

@@ -17,7 +17,7 @@ def aws_clients() -> tuple[Any, Any]:
     cfg = Config(
         region_name=settings().region,
         connect_timeout=2,
-        read_timeout=10,
+        read_timeout=settings().aws_read_timeout_seconds,
         retries={"mode": "standard", "max_attempts": 3},
         max_pool_connections=32,
         tcp_keepalive=True,

@@ -22,10 +22,21 @@ from . import keys
 from .content import pool
 from .documents import Documents
 from .errors import Refusals, Step, attempt, keyed, read, transact
-from .items import attribute, author_attributes, record_item, record_row, run_line_row, unmarshal
+from .items import (
+    attribute,
+    author_attributes,
+    record_item,
+    record_row,
+    record_searched_row,
+    run_line_row,
+    unmarshal,
+)
 
 # A search reads at most this many records of one layer of a workspace (the scale it serves: docs).
 MAX_SEARCHED = 50_000
+# What a search filters and ranks by: a projection, since parsing every attribute of every record is most
+# of a search's cost (botocore's and ours); the page it answers is then read whole by id.
+_SEARCHED = "sk, s, superseded_by, quarantine, quarantine_rules, ruleset"
 # How long an exact-duplicate claim outlives its hour before TTL may remove it (the condition reads
 # `claimed_until`, so TTL's lag never matters).
 _CLAIM_TTL_SLACK = 3600
@@ -208,7 +219,7 @@ class Records(Documents):
             condition += " AND #lv = :lv"
             sets += ["#lv = #lv + :one", "#up = :at"]
             new_item = unmarshal(record_item(replaced))
-            for i, field in enumerate(("content", "content_digest", "pii", "labels")):
+            for i, field in enumerate(("content", "content_digest", "pii", "labels", "s")):
                 names[f"#f{i}"] = field
                 if new_item.get(field) is None:
                     removes.append(f"#f{i}")
@@ -320,12 +331,12 @@ class Records(Documents):
     # ---- reads ----------------------------------------------------------------------------------------
 
     def workspace_records(self, workspace_id: str, layer: str) -> tuple[list[TypedRecord], bool]:
-        """Every record of one layer of a workspace, its shards queried in parallel (eventually
-        consistent: a search may miss a record written in the last second), and whether the read stopped
-        at MAX_SEARCHED."""
+        """What a search reads of every record of one layer of a workspace (the `_SEARCHED` fields only),
+        its shards queried in parallel (eventually consistent: a search may miss a record written in the
+        last second), and whether the read stopped at MAX_SEARCHED."""
         per_shard = MAX_SEARCHED // keys.RECORD_SHARDS
         futures = [
-            pool().submit(self._shard, keys.record_partition(workspace_id, layer, n), per_shard)
+            pool().submit(self._shard, workspace_id, keys.record_partition(workspace_id, layer, n), per_shard)
             for n in range(keys.RECORD_SHARDS)
         ]
         out: list[TypedRecord] = []
@@ -336,19 +347,20 @@ class Records(Documents):
             truncated = truncated or more
         return out, truncated
 
-    def _shard(self, pk: str, limit: int) -> tuple[list[TypedRecord], bool]:
+    def _shard(self, workspace_id: str, pk: str, limit: int) -> tuple[list[TypedRecord], bool]:
         rows: list[TypedRecord] = []
         start: dict[str, Any] | None = None
         while True:
             kwargs: dict[str, Any] = {
                 "TableName": self.table,
                 "KeyConditionExpression": "pk = :pk",
+                "ProjectionExpression": _SEARCHED,
                 "ExpressionAttributeValues": {":pk": {"S": pk}},
             }
             if start is not None:
                 kwargs["ExclusiveStartKey"] = start
             resp: dict[str, Any] = read(partial(self.ddb.query, **kwargs))
-            rows += [record_row(it) for it in resp.get("Items", [])]
+            rows += [record_searched_row(it, workspace_id) for it in resp.get("Items", [])]
             start = resp.get("LastEvaluatedKey")
             if start is None:
                 return rows, False
