@@ -131,6 +131,10 @@ class DuplicateClaimed(Exception):
         self.record_id = record_id
 
 
+class RecordMoved(Exception):
+    """The record an append was being counted into changed before the commit: check the append again."""
+
+
 class Store(Protocol):
     # --- batch reads: everything a request needs, in as few round trips as the keys allow ---
     def get_many(self, refs: list[Ref]) -> dict[Ref, Any]:

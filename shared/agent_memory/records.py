@@ -42,7 +42,7 @@ from .idempotency import settle, suspended
 from .ids import PresentedToken, now_iso, uuid7
 from .memory import scan
 from .model import Author, Principal, Quarantine, TypedRecord, Workspace
-from .ports import DuplicateClaimed, Ref, Store
+from .ports import DuplicateClaimed, RecordMoved, Ref, Store
 from .resolver import Resolver, require_token
 from .rules import access
 
@@ -58,6 +58,7 @@ CONSOLIDATION_LEASE_SECONDS = 120
 MAX_CONSOLIDATED_LINES = 100
 CONSOLIDATION_SECONDS = 20.0
 DEFAULT_SEARCH_LIMIT = 20
+_ABSORB_ATTEMPTS = 4
 
 
 def clock() -> float:
@@ -276,9 +277,7 @@ class RecordsService:
         if spec.supersedes is not None:
             old = self._found(caller, got, spec.supersedes)
             if old.superseded_by is not None:
-                raise ApiError(
-                    "stale_object", f"TypedRecord {old.public_id} is already superseded by {old.superseded_by}."
-                )
+                raise ApiError("stale_object", f"Record {old.public_id} is already superseded by {old.superseded_by}.")
         budget = self.budgets.of(caller.principal)
         if not (checked and caller.workspace.dedup_enabled and quarantine is None):
             appended = Appended(rec, False, False, operation)
@@ -294,7 +293,19 @@ class RecordsService:
                 now=now,
             )
             return appended
-        return self._deduplicated(caller, got, rec, shingles, bands, now, budget)
+        for _ in range(_ABSORB_ATTEMPTS):
+            try:
+                return self._deduplicated(caller, got, rec, shingles, bands, now, budget)
+            except RecordMoved:
+                # The record this append was counted into changed between its read and the commit
+                # (merged into, superseded, deleted): look again from the claim and the bands.
+                got = self.store.get_many(list(got))
+                now = clock()
+        raise ApiError(
+            "storage_busy",
+            "The records this one duplicates kept changing while it was checked: send it again.",
+            retry_after_seconds=1,
+        )
 
     def _absorbable(self, caller: Caller, rec: TypedRecord | None, group: str, now: float) -> TypedRecord | None:
         if rec is None or rec.layer != "Workspace" or rec.group != group or rec.superseded_by is not None:

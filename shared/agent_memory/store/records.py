@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from ..errors import ApiError
 from ..model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
-from ..ports import DuplicateClaimed
+from ..ports import DuplicateClaimed, RecordMoved
 from . import keys
 from .content import pool
 from .documents import Documents
@@ -60,8 +60,12 @@ def _record_refusal(expected: int | None) -> Any:
     return refused
 
 
+def _moved(_: dict[str, Any] | None) -> ApiError:
+    raise RecordMoved
+
+
 class Records(Documents):
-    """TypedRecord items and their indexes (the domain rules are in records.py)."""
+    """Record items and their indexes (the domain rules are in records.py)."""
 
     # ---- the steps ------------------------------------------------------------------------------------
 
@@ -240,7 +244,7 @@ class Records(Documents):
             steps.append(self._claim_step(claim, dead_claim, claim_until, now))
         steps += self._band_steps(target, bands)
         steps = self._steps(steps, budget)
-        refusals = Refusals({"claim": self._claim_refusal, "record": _record_refusal(None)})
+        refusals = Refusals({"claim": self._claim_refusal, "record": _moved})
         if len(steps) == 1 and not keyed():
             out = attempt(
                 lambda: self.ddb.update_item(
