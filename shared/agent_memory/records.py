@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from . import recordtext
 from .budget import Budgets
@@ -142,8 +142,31 @@ class SearchPage:
 class Consolidation:
     created: int
     merged: int
-    instructions_given: bool
+    instructions_ignored: bool
     remaining: int
+    extraction: str = "rules"
+
+
+class Extractor(Protocol):
+    """What turns a raw line into typed clauses. The rules below are the one shipped; a model-backed one
+    (Bedrock in AWS) would read `instructions` and plug in here, off by default."""
+
+    name: str
+    reads_instructions: bool
+
+    def extract(self, text: str, instructions: str | None) -> list[tuple[str, str]]:
+        """(type, clause) pairs, in the order the text says them."""
+        ...
+
+
+class RuleExtractor:
+    """Clauses split by rule, speaker prefixes stripped, each typed by cue phrases (recordtext.py)."""
+
+    name = "rules"
+    reads_instructions = False
+
+    def extract(self, text: str, instructions: str | None) -> list[tuple[str, str]]:
+        return [(recordtext.classify(c), c) for c in recordtext.clauses(text)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +210,13 @@ def _expired(rec: TypedRecord, now: float) -> bool:
 
 
 class RecordsService:
-    def __init__(self, store: Store, resolver: Resolver, budgets: Budgets | None = None) -> None:
+    def __init__(
+        self, store: Store, resolver: Resolver, budgets: Budgets | None = None, extractor: Extractor | None = None
+    ) -> None:
         self.store = store
         self.resolver = resolver
         self.budgets = budgets or Budgets()
+        self.extractor: Extractor = extractor or RuleExtractor()
 
     # ---- the caller ---------------------------------------------------------------------------------
 
@@ -541,10 +567,10 @@ class RecordsService:
                     ws_id, run_id, line.record_id, operation, clock() + CONSOLIDATION_LEASE_SECONDS
                 ):
                     continue
-                for clause in recordtext.clauses(raw.content):
+                for kind, clause in self.extractor.extract(raw.content, instructions):
                     spec = RecordSpec(
                         content=clause,
-                        type=recordtext.classify(clause),
+                        type=kind,
                         run_id=run_id,
                         source_kind="consolidation",
                         source_ref=raw.public_id,
@@ -555,7 +581,8 @@ class RecordsService:
                     created += 0 if out.merged else 1
                     merged += 1 if out.merged else 0
                 self.store.finish_run_line(ws_id, run_id, line.record_id, operation)
-        return Consolidation(created, merged, instructions is not None, len(rest) + len(batch) - done)
+        ignored = instructions is not None and not self.extractor.reads_instructions
+        return Consolidation(created, merged, ignored, len(rest) + len(batch) - done, self.extractor.name)
 
     # ---- search -------------------------------------------------------------------------------------
 

@@ -439,8 +439,8 @@ def record_search(page: SearchPage) -> Json:
 
 
 def consolidation(c: Consolidation) -> Json:
-    out: Json = {"status": "consolidated", "created": c.created, "merged": c.merged, "extraction": "rules"}
-    if c.instructions_given:
+    out: Json = {"status": "consolidated", "created": c.created, "merged": c.merged, "extraction": c.extraction}
+    if c.instructions_ignored:
         out["note"] = (
             "extraction_instructions were ignored: no model is configured, so lines are split into clauses by rule."
         )
