@@ -366,9 +366,11 @@ class RecordsService:
         dead = None
         if held is not None:
             target = found.get(held)
-            if target is not None:
+            if target is not None and target.content_digest == rec.content_digest:
                 return self._absorb(rec, target, mention=True, budget=budget)
-            dead = held  # its record is gone, superseded or hidden: the claim may be taken over
+            # Its record is gone, superseded, hidden or no longer says this text (an update replaced it):
+            # the claim may be taken over.
+            dead = held
         best: tuple[float, str, TypedRecord] | None = None
         for rid, cand in found.items():
             if cand is None:
