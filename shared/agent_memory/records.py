@@ -51,6 +51,8 @@ MENTION_WINDOW_SECONDS = 3600
 # Band entries read per band value (newest first) and candidates compared in all.
 PER_BAND = 8
 MAX_CANDIDATES = 32
+# How many times an evidence merge that replaces the text reads its target again after losing a race.
+ABSORB_ATTEMPTS = 8
 # How long one consolidation holds a raw line before another may take it over (a crashed one).
 CONSOLIDATION_LEASE_SECONDS = 120
 # Raw lines one consolidation call works through, and the time it may start another in (its function
@@ -388,9 +390,7 @@ class RecordsService:
         until = now + MENTION_WINDOW_SECONDS
         try:
             if best is not None:
-                return self._absorb(
-                    rec, best[2], mention=False, budget=budget, claim_until=until, dead=dead, new_bands=bands
-                )
+                return self._absorb_evidence(caller, rec, best[2], budget, until, dead, bands, now)
             appended = Appended(rec, False, False, rec.operation_id)
             settle(appended)
             self.store.create_record(
@@ -415,6 +415,40 @@ class RecordsService:
                     retry_after_seconds=1,
                 ) from None
             return self._absorb(rec, target, mention=True, budget=budget)
+
+    def _absorb_evidence(
+        self,
+        caller: Caller,
+        rec: TypedRecord,
+        target: TypedRecord,
+        budget: Any,
+        until: float,
+        dead: str | None,
+        bands: tuple[str, ...],
+        now: float,
+    ) -> Appended:
+        """`rec` counted as evidence into `target`. Replacing the text is conditional on the version read,
+        which a concurrent merge into the same record may have moved: the append names no version, so it
+        is never stale to its caller; the record is read again and the merge decided again on what it holds
+        now (whether the new text is still the longer one)."""
+        ref = Ref.record(rec.workspace_id, "Workspace", target.public_id)
+        for _ in range(ABSORB_ATTEMPTS):
+            try:
+                return self._absorb(
+                    rec, target, mention=False, budget=budget, claim_until=until, dead=dead, new_bands=bands
+                )
+            except ApiError as exc:
+                if exc.code != "stale_object":
+                    raise
+            fresh = self._absorbable(caller, self.store.get_many([ref]).get(ref), rec.group, now)
+            if fresh is None:
+                break
+            target = fresh
+        raise ApiError(
+            "storage_busy",
+            "The record this one merges into changed while it was merged: send it again.",
+            retry_after_seconds=1,
+        )
 
     def _absorb(
         self,
