@@ -653,6 +653,8 @@ class RecordClaim:
 
     record_id: str
     claimed_until: float
+    # The record's lock_version when it took the text: an update since (a new text) ends the claim.
+    lock_version: int = 0
 
 
 @dataclass(frozen=True, slots=True)

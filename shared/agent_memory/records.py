@@ -51,7 +51,8 @@ MENTION_WINDOW_SECONDS = 3600
 # Band entries read per band value (newest first) and candidates compared in all.
 PER_BAND = 8
 MAX_CANDIDATES = 32
-# How many times an evidence merge that replaces the text reads its target again after losing a race.
+# How many times an append counted into a record that moved under it (merged into, superseded, deleted)
+# looks again before it answers storage_busy.
 ABSORB_ATTEMPTS = 8
 # How long one consolidation holds a raw line before another may take it over (a crashed one).
 CONSOLIDATION_LEASE_SECONDS = 120
@@ -60,7 +61,6 @@ CONSOLIDATION_LEASE_SECONDS = 120
 MAX_CONSOLIDATED_LINES = 100
 CONSOLIDATION_SECONDS = 20.0
 DEFAULT_SEARCH_LIMIT = 20
-_ABSORB_ATTEMPTS = 4
 
 
 def clock() -> float:
@@ -321,7 +321,7 @@ class RecordsService:
                 now=now,
             )
             return appended
-        for _ in range(_ABSORB_ATTEMPTS):
+        for _ in range(ABSORB_ATTEMPTS):
             try:
                 return self._deduplicated(caller, got, rec, shingles, bands, now, budget)
             except RecordMoved:
@@ -368,10 +368,13 @@ class RecordsService:
         dead = None
         if held is not None:
             target = found.get(held)
-            if target is not None and target.content_digest == rec.content_digest:
+            if target is not None and (
+                target.content_digest == rec.content_digest
+                or (claim is not None and target.lock_version == claim.lock_version)
+            ):
                 return self._absorb(rec, target, mention=True, budget=budget)
-            # Its record is gone, superseded, hidden or no longer says this text (an update replaced it):
-            # the claim may be taken over.
+            # Its record is gone, superseded or hidden, or an update has given it another text since it
+            # took this one: the claim may be taken over.
             dead = held
         best: tuple[float, str, TypedRecord] | None = None
         for rid, cand in found.items():
@@ -390,7 +393,9 @@ class RecordsService:
         until = now + MENTION_WINDOW_SECONDS
         try:
             if best is not None:
-                return self._absorb_evidence(caller, rec, best[2], budget, until, dead, bands, now)
+                return self._absorb(
+                    rec, best[2], mention=False, budget=budget, claim_until=until, dead=dead, new_bands=bands
+                )
             appended = Appended(rec, False, False, rec.operation_id)
             settle(appended)
             self.store.create_record(
@@ -415,40 +420,6 @@ class RecordsService:
                     retry_after_seconds=1,
                 ) from None
             return self._absorb(rec, target, mention=True, budget=budget)
-
-    def _absorb_evidence(
-        self,
-        caller: Caller,
-        rec: TypedRecord,
-        target: TypedRecord,
-        budget: Any,
-        until: float,
-        dead: str | None,
-        bands: tuple[str, ...],
-        now: float,
-    ) -> Appended:
-        """`rec` counted as evidence into `target`. Replacing the text is conditional on the version read,
-        which a concurrent merge into the same record may have moved: the append names no version, so it
-        is never stale to its caller; the record is read again and the merge decided again on what it holds
-        now (whether the new text is still the longer one)."""
-        ref = Ref.record(rec.workspace_id, "Workspace", target.public_id)
-        for _ in range(ABSORB_ATTEMPTS):
-            try:
-                return self._absorb(
-                    rec, target, mention=False, budget=budget, claim_until=until, dead=dead, new_bands=bands
-                )
-            except ApiError as exc:
-                if exc.code != "stale_object":
-                    raise
-            fresh = self._absorbable(caller, self.store.get_many([ref]).get(ref), rec.group, now)
-            if fresh is None:
-                break
-            target = fresh
-        raise ApiError(
-            "storage_busy",
-            "The record this one merges into changed while it was merged: send it again.",
-            retry_after_seconds=1,
-        )
 
     def _absorb(
         self,
@@ -480,7 +451,7 @@ class RecordsService:
             mention=mention,
             at=at,
             replaced=replaced,
-            claim=None if mention else replace(new, public_id=target.public_id),
+            claim=None if mention else replace(new, public_id=target.public_id, lock_version=expected.lock_version),
             claim_until=None if mention else claim_until,
             dead_claim=dead,
             bands=new_bands if replaced is not None else (),

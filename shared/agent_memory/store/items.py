@@ -955,7 +955,9 @@ def record_row(item: Item) -> TypedRecord:
 
 def record_claim_row(item: Item) -> RecordClaim:
     it = unmarshal(item)
-    return RecordClaim(str(it.get("record_id") or ""), float(it.get("claimed_until") or 0))
+    return RecordClaim(
+        str(it.get("record_id") or ""), float(it.get("claimed_until") or 0), int(it.get("lock_version") or 0)
+    )
 
 
 def record_band_row(item: Item) -> tuple[str, ...]:

@@ -81,6 +81,7 @@ class Records(Documents):
             "sk": {"S": sk},
             "record_id": {"S": rec.public_id},
             "claimed_until": {"N": repr(until)},
+            "lock_version": {"N": str(rec.lock_version)},
             "expires_at": {"N": str(int(until) + _CLAIM_TTL_SLACK)},
         }
         return (
