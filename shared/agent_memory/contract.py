@@ -989,6 +989,8 @@ TOOL_NAMES: Final = (
     "memory_edit",
     "memory_delete",
     "memory_history",
+    "memory_append",
+    "memory_search",
     "skill",
 )
-READ_ONLY_TOOLS: Final = frozenset({"memory_ls", "memory_read", "memory_history", "skill"})
+READ_ONLY_TOOLS: Final = frozenset({"memory_ls", "memory_read", "memory_history", "memory_search", "skill"})

@@ -126,10 +126,13 @@ class SearchSpec:
     quarantine: str | None = None
     limit: int = DEFAULT_SEARCH_LIMIT
     cursor: str | None = None
+    # A model's search (its memory_search tool): quarantined text never reaches a model, so not even a
+    # curator's execution is shown the records a curator's own search lists for review.
+    for_model: bool = False
 
     def fingerprint(self) -> str:
         fields: list[Any] = [self.query, self.type, self.facet, self.layer, self.run_id, self.user_id]
-        fields += [self.include_superseded, self.include_expired, self.quarantine]
+        fields += [self.include_superseded, self.include_expired, self.quarantine, self.for_model]
         return hashlib.sha256(json.dumps(fields).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -172,19 +175,36 @@ class RuleExtractor:
 
 
 @dataclass(frozen=True, slots=True)
+class InExecution:
+    """A model's tool call: its principal was authenticated when the execution was opened (by token or by
+    the execution's own secret, resolver.execution), so there is no token left to present here. Standing
+    is still read now, from the workspace and membership rows, exactly as for a token."""
+
+    principal: Principal
+    execution_public_id: str
+
+
+# Who a call acts as: the token an HTTP request presented, or an execution already opened.
+Acting = PresentedToken | InExecution | None
+
+
+@dataclass(frozen=True, slots=True)
 class Caller:
     """Who is asking, and their standing in the workspace."""
 
     principal: Principal
     workspace: Workspace
     role: str
+    execution_public_id: str | None = None
 
     @property
     def curator(self) -> bool:
         return self.role == "curator"
 
     def author(self) -> Author:
-        return Author(self.principal.kind, self.principal.public_id, self.principal.name)
+        # A record a model appended names the run it came through, as a document version does.
+        p = self.principal
+        return Author(p.kind, p.public_id, p.name, self.execution_public_id)
 
     def sees(self, rec: TypedRecord | None) -> bool:
         """Private records are their author's alone; quarantined ones a curator's (and nobody else's)."""
@@ -223,19 +243,24 @@ class RecordsService:
     # ---- the caller ---------------------------------------------------------------------------------
 
     def _caller(
-        self, presented: PresentedToken | None, ws_id: str, extra: Iterable[Ref] = (), *, write: bool
+        self, acting: Acting, ws_id: str, extra: Iterable[Ref] = (), *, write: bool
     ) -> tuple[Caller, dict[Ref, Any]]:
-        tok = require_token(presented)
-        principal, got = self.resolver.first_round(
-            tok, [Ref.workspace(ws_id), Ref.member(ws_id, tok.principal_id), *extra]
-        )
+        execution = None
+        if isinstance(acting, InExecution):
+            principal, execution = acting.principal, acting.execution_public_id
+            got = self.store.get_many([Ref.workspace(ws_id), Ref.member(ws_id, principal.public_id), *extra])
+        else:
+            tok = require_token(acting)
+            principal, got = self.resolver.first_round(
+                tok, [Ref.workspace(ws_id), Ref.member(ws_id, tok.principal_id), *extra]
+            )
         ws = got[Ref.workspace(ws_id)]
         role = access.workspace_role(principal, ws, got[Ref.member(ws_id, principal.public_id)])
         if role is None or ws is None:
             raise access.not_found("workspace")
         if write:
             access.require_write_standing("write" if role in access.WRITING_ROLES else "read")
-        return Caller(principal, ws, role), got
+        return Caller(principal, ws, role, execution), got
 
     def _record_refs(self, ws_id: str, record_id: str) -> list[Ref]:
         return [Ref.record(ws_id, "Workspace", record_id), Ref.record(ws_id, "Session", record_id)]
@@ -257,9 +282,13 @@ class RecordsService:
 
     # ---- append -------------------------------------------------------------------------------------
 
-    def append(self, presented: PresentedToken | None, ws_id: str, spec: RecordSpec) -> Appended:
-        tok = require_token(presented)
-        author_key = f"{tok.principal_kind}:{tok.principal_id}"
+    def append(self, presented: Acting, ws_id: str, spec: RecordSpec) -> Appended:
+        if isinstance(presented, InExecution):
+            tok: Acting = presented
+            author_key = f"{presented.principal.kind}:{presented.principal.public_id}"
+        else:
+            tok = require_token(presented)
+            author_key = f"{tok.principal_kind}:{tok.principal_id}"
         group = group_of(ws_id, spec.type, spec.facet, spec.visibility, author_key, spec.user_id)
         digest = recordtext.content_digest(spec.content)
         checked = spec.layer == "Workspace" and spec.supersedes is None
@@ -593,7 +622,7 @@ class RecordsService:
 
     # ---- search -------------------------------------------------------------------------------------
 
-    def search(self, presented: PresentedToken | None, ws_id: str, q: SearchSpec) -> SearchPage:
+    def search(self, presented: Acting, ws_id: str, q: SearchSpec) -> SearchPage:
         caller, _ = self._caller(presented, ws_id, write=False)
         offset = _read_cursor(q.cursor, q.fingerprint())
         if q.quarantine == "pending" and not caller.curator:
@@ -622,7 +651,7 @@ class RecordsService:
         return SearchPage(results, _cursor(offset + q.limit, q.fingerprint()) if more else None, truncated)
 
     def _selected(self, caller: Caller, r: TypedRecord, q: SearchSpec, now: float) -> bool:
-        if not caller.sees(r):
+        if not caller.sees(r) or (q.for_model and r.hidden):
             return False
         if q.quarantine == "pending" and (r.quarantine is None or r.quarantine.status != "pending"):
             return False

@@ -14,7 +14,17 @@ import requests
 from ..support import Api, Who
 from .world import OwnedRoom
 
-TOOL_NAMES = ["memory_ls", "memory_read", "memory_write", "memory_edit", "memory_delete", "memory_history", "skill"]
+TOOL_NAMES = [
+    "memory_ls",
+    "memory_read",
+    "memory_write",
+    "memory_edit",
+    "memory_delete",
+    "memory_history",
+    "memory_append",
+    "memory_search",
+    "skill",
+]
 
 
 @dataclass

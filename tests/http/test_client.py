@@ -187,7 +187,7 @@ def test_the_client_retries_exactly_the_routes_the_service_declares_read_only() 
         retried = r.method == "GET" or r.name in READ_ONLY_POSTS
         assert retried == (r.access in ("read", "public")), r.name
     # And the model's tools it resends are the read-only ones
-    assert {"memory_ls", "memory_read", "memory_history", "skill"} == READ_ONLY_TOOLS
+    assert {"memory_ls", "memory_read", "memory_history", "memory_search", "skill"} == READ_ONLY_TOOLS
     assert set(TOOLS) > READ_ONLY_TOOLS
 
 

@@ -24,7 +24,10 @@ def test_the_scripted_agent_loop_runs_end_to_end(fresh: LocalService) -> None:
     out = done.stdout
     # Then it showed the block and offered the tools
     assert '<memory_block boundary="' in out and "The team ships on Fridays." in out
-    assert "memory_ls, memory_read, memory_write, memory_edit, memory_delete, memory_history, skill" in out
+    assert (
+        "memory_ls, memory_read, memory_write, memory_edit, memory_delete, memory_history, memory_append, "
+        "memory_search, skill"
+    ) in out
     # And the stale edit was refused, then redone after a fresh read, keeping the other writer's line
     stale = out.index("memory_edit(")
     assert "refused stale_object" in out[stale:]

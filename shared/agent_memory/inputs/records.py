@@ -24,6 +24,8 @@ MAX_FACET = 64
 MAX_QUERY = 1024
 MAX_INSTRUCTIONS = 4096
 LAYERS = ("Workspace", "Session")
+# What the Workspace layer takes: `raw` lines belong to a run's Session layer, for consolidation.
+WORKSPACE_RECORD_TYPES = tuple(t for t in RECORD_TYPES if t != "raw")
 VISIBILITIES = ("workspace", "private")
 DECISIONS = ("release", "reject")
 
@@ -87,6 +89,11 @@ RecordContent = Annotated[
     _schema(MAX_RECORD_BYTES, "the record's text, at most 16 KiB of UTF-8", what="bytes"),
 ]
 RecordType = Annotated[str, PlainValidator(_choice(RECORD_TYPES)), _enum_schema(RECORD_TYPES)]
+# The type of an append that can only land in the Workspace layer (a model's memory_append): its schema
+# never offers `raw`, and `raw` is refused as any other unknown type is, validation_failed.
+WorkspaceRecordType = Annotated[
+    str, PlainValidator(_choice(WORKSPACE_RECORD_TYPES)), _enum_schema(WORKSPACE_RECORD_TYPES)
+]
 Layer = Annotated[str, PlainValidator(_choice(LAYERS)), _enum_schema(LAYERS)]
 SourceKind = Annotated[str, PlainValidator(_choice(SOURCE_KINDS)), _enum_schema(SOURCE_KINDS)]
 Visibility = Annotated[str, PlainValidator(_choice(VISIBILITIES)), _enum_schema(VISIBILITIES)]
@@ -139,6 +146,13 @@ Labels = Annotated[
 ]
 
 
+def check_validity(valid_from: str | None, valid_to: str | None, spelled: str) -> None:
+    """`valid_to` before `valid_from` is 400, however the request spells the two fields."""
+    if valid_from is not None and valid_to is not None and valid_to < valid_from:
+        # Both are normalised to the same UTC spelling, so the strings compare as the instants do.
+        raise coded("parameter_invalid", f"{spelled}valid_to must not be before {spelled}valid_from.", whole=True)
+
+
 class Tags(Body):
     facet: Facet | None = None
     labels: Labels = ()
@@ -163,9 +177,7 @@ class AppendFields(Body):
     def _rules(self) -> AppendFields:
         if self.type == "raw" and self.layer != "Session":
             raise coded("validation_failed", "record.type 'raw' is taken only by the Session layer.", whole=True)
-        if self.valid_from is not None and self.valid_to is not None and self.valid_to < self.valid_from:
-            # Both are normalised to the same UTC spelling, so the strings compare as the instants do.
-            raise coded("parameter_invalid", "record.valid_to must not be before record.valid_from.", whole=True)
+        check_validity(self.valid_from, self.valid_to, "record.")
         return self
 
 

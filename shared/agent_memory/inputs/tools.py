@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .base import (
     Content,
+    Flag,
     OptionalCounter,
     OptionalPathText,
     OptionalUuid,
@@ -19,6 +20,23 @@ from .base import (
     whole_number,
 )
 from .memory import VERSIONS_LIMIT_DEFAULT, VERSIONS_LIMIT_MAX, Cursor
+from .records import (
+    CursorText,
+    Facet,
+    Instant,
+    Labels,
+    Limit,
+    Query,
+    RecordContent,
+    RecordType,
+    RunId,
+    SourceKind,
+    SourceRef,
+    UserId,
+    Visibility,
+    WorkspaceRecordType,
+    check_validity,
+)
 
 _PATH_HELP = (
     "A memory path that starts with its root, such as 'conversation/plan.md'. Roots: conversation/ (this "
@@ -83,3 +101,65 @@ class MemoryHistoryInput(ToolInput):
 
 class SkillInput(ToolInput):
     name: str = Field(description="The skill's name exactly as your skills list shows it, such as 'pdf-forms'.")
+
+
+# ---- typed records: the HTTP bodies' field types, so a tool's bounds are the route's ----------------------
+
+_TYPE_HELP = (
+    "What kind of fact it is: decision (we chose X because Y), correction (X was wrong, Y is right), "
+    "violation (a rule was broken), solution (an approved fix), file (an important file and what it is for), "
+    "preference (how someone wants things), or fact."
+)
+
+
+class MemoryAppendInput(ToolInput):
+    content: RecordContent = Field(
+        description="One piece of information, in your own words (at most 16 KiB); for example 'We chose X because Y'."
+    )
+    type: WorkspaceRecordType = Field(description=_TYPE_HELP)
+    facet: Facet | None = Field(
+        default=None, description="Optional: the subject it belongs to, such as 'billing'; duplicates merge within it."
+    )
+    labels: Labels = Field(default=(), description="Optional: up to 16 short labels to find it by.")
+    visibility: Visibility = Field(
+        default="workspace",
+        description="workspace (everyone in the room reads it) or private (only you, the principal of this run).",
+    )
+    user_id: UserId | None = Field(default=None, description="Optional: the end user it is about.")
+    supersedes: OptionalUuid = Field(
+        default=None,
+        description="Optional: the public_id of a record this one replaces; that record drops out of search at once.",
+    )
+    valid_from: Instant | None = Field(default=None, description="Optional: when it starts to hold (ISO 8601).")
+    valid_to: Instant | None = Field(
+        default=None, description="Optional: when it stops holding (ISO 8601); it then drops out of search."
+    )
+    run_id: RunId | None = Field(default=None, description="Optional: the run or task it came from.")
+    source_kind: SourceKind | None = Field(
+        default=None, description="Optional: where it came from (default agent for an agent, user for a person)."
+    )
+    source_ref: SourceRef | None = Field(
+        default=None, description="Optional: what it came from, such as a pull request or a message id."
+    )
+    observed_at: Instant | None = Field(default=None, description="Optional: when it was observed (ISO 8601).")
+
+    @model_validator(mode="after")
+    def _validity(self) -> MemoryAppendInput:
+        check_validity(self.valid_from, self.valid_to, "")
+        return self
+
+
+class MemorySearchInput(ToolInput):
+    query: Query = Field(description="The words to look for; records are ranked by how well they match them.")
+    type: RecordType | None = Field(default=None, description="Optional: only records of this type.")
+    facet: Facet | None = Field(default=None, description="Optional: only records of this facet.")
+    run_id: RunId | None = Field(default=None, description="Optional: only records of this run.")
+    user_id: UserId | None = Field(default=None, description="Optional: only records about this end user.")
+    include_superseded: Flag = Field(
+        default=False, description="Also list records a newer one superseded (each names its successor)."
+    )
+    include_expired: Flag = Field(default=False, description="Also list records whose valid_to has passed.")
+    limit: Limit = Field(default=20, description="How many records to list, best first (1 to 100).")
+    cursor: CursorText | None = Field(
+        default=None, description="Optional: the next_cursor of an earlier memory_search with the same filters."
+    )

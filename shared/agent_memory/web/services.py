@@ -89,7 +89,7 @@ def executions() -> ExecutionService:
 def tools() -> ToolRunner:
     from ..tools import ToolRunner
 
-    return ToolRunner(resolver(), memory(), skills(), history())
+    return ToolRunner(resolver(), memory(), skills(), history(), records())
 
 
 def reset_services() -> None:
