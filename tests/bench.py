@@ -795,9 +795,8 @@ def _searched_workspace(w: World) -> str:
     from agent_memory.recordtext import content_digest
     from agent_memory.store.items import record_item
 
-    ws_id = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "records"}}, expect=201))["workspace"][
-        "public_id"
-    ]
+    made = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "records"}}, expect=201))
+    ws_id = str(made["workspace"]["public_id"])
     rng = random.Random(15)
     vocabulary = [f"{a}{b}" for a in ("al", "be", "ca", "do", "ek", "fi", "gu", "ha") for b in "aeiouxyz"]
     vocabulary += list(_TOPICS)
