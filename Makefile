@@ -38,9 +38,11 @@ typecheck: install
 
 template: install
 	$(BIN)/python .ci/templategen.py
+	$(BIN)/python .ci/readme_routes.py
 
 template-check: install
 	$(BIN)/python .ci/templategen.py --check
+	$(BIN)/python .ci/readme_routes.py --check
 
 bench: install
 	$(BIN)/python -m tests.bench

@@ -628,6 +628,152 @@ class MemoryClient:
         out: tuple[list[dict[str, Any]], str | None] = self.call("profile_memory_export", {}, query=query, ndjson=True)
         return out
 
+    # ---- typed records --------------------------------------------------------------------------
+
+    def append_record(
+        self,
+        workspace: str,
+        content: str,
+        type: str,
+        *,
+        layer: Literal["Workspace", "Session"] | None = None,
+        run_id: str | None = None,
+        tags: Mapping[str, Any] | None = None,
+        source_kind: str | None = None,
+        source_ref: str | None = None,
+        visibility: Literal["workspace", "private"] | None = None,
+        user_id: str | None = None,
+        observed_at: str | None = None,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        supersedes: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Append a record: {"record", "merged", "content_replaced", "operation_id"}. `merged` says an
+        existing record absorbed it (a mention or more evidence) instead of a new one being made; `tags` is
+        {"facet", "labels"}. `idempotency_key` is the caller's own key for a resend after a lost answer
+        (without one the client makes one, reused on its own retries)."""
+        record = _without_none(
+            content=content,
+            type=type,
+            layer=layer,
+            run_id=run_id,
+            tags=None if tags is None else dict(tags),
+            source_kind=source_kind,
+            source_ref=source_ref,
+            visibility=visibility,
+            user_id=user_id,
+            observed_at=observed_at,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            supersedes=supersedes,
+        )
+        out = self.call(
+            "records_append", {"workspace_public_id": workspace}, {"record": record}, headers=_keyed(idempotency_key)
+        )
+        return _dict(out)
+
+    def get_record(self, workspace: str, record_id: str) -> dict[str, Any]:
+        return _dict(self.call("record_show", _rec(workspace, record_id))["record"])
+
+    def update_record(
+        self,
+        workspace: str,
+        record_id: str,
+        expected_lock_version: int,
+        *,
+        content: str | None = None,
+        tags: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """A new version of the record's text and/or tags, if it is still at `expected_lock_version`
+        (else StaleObject: read it again)."""
+        record = _without_none(
+            content=content, tags=None if tags is None else dict(tags), expected_lock_version=expected_lock_version
+        )
+        out = self.call(
+            "record_update", _rec(workspace, record_id), {"record": record}, headers=_keyed(idempotency_key)
+        )
+        return _dict(out["record"])
+
+    def delete_record(
+        self, workspace: str, record_id: str, expected_lock_version: int, *, idempotency_key: str | None = None
+    ) -> None:
+        body = {"record": {"expected_lock_version": expected_lock_version}}
+        self.call("record_delete", _rec(workspace, record_id), body, headers=_keyed(idempotency_key))
+
+    def search_records(
+        self,
+        workspace: str,
+        query: str | None = None,
+        *,
+        type: str | None = None,
+        facet: str | None = None,
+        layer: Literal["Workspace", "Session"] | None = None,
+        run_id: str | None = None,
+        user_id: str | None = None,
+        include_superseded: bool | None = None,
+        include_expired: bool | None = None,
+        quarantine: Literal["pending"] | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        """Ranked records: {"results": [{"record", "score"}], "next_cursor"}. Only `quarantine="pending"`
+        (a curator's review queue) goes without a query."""
+        search = _without_none(
+            query=query,
+            type=type,
+            facet=facet,
+            layer=layer,
+            run_id=run_id,
+            user_id=user_id,
+            include_superseded=include_superseded,
+            include_expired=include_expired,
+            quarantine=quarantine,
+            limit=limit,
+            cursor=cursor,
+        )
+        return _dict(self.call("records_search", {"workspace_public_id": workspace}, {"search": search}))
+
+    def consolidate(
+        self,
+        workspace: str,
+        run_id: str,
+        *,
+        extraction_instructions: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Turn a run's Session raw lines into Workspace records: {"status", "created", "merged",
+        "extraction", "remaining"} (and a "note" when instructions were given but not read)."""
+        body = {"consolidate": _without_none(run_id=run_id, extraction_instructions=extraction_instructions)}
+        out = self.call(
+            "records_consolidate", {"workspace_public_id": workspace}, body, headers=_keyed(idempotency_key)
+        )
+        return _dict(out)
+
+    def review_record(
+        self,
+        workspace: str,
+        record_id: str,
+        decision: Literal["release", "reject"],
+        *,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any] | None:
+        """A curator's verdict on a quarantined record: the released record, or None once rejected (deleted)."""
+        body = {"review": {"decision": decision}}
+        out = self.call("record_review", _rec(workspace, record_id), body, headers=_keyed(idempotency_key))
+        return None if out is None else _dict(out["record"])
+
+    def export_records(self, workspace: str, *, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the workspace's records (both layers, quarantined ones left out, personal data
+        masked) and the cursor of the next page (None after the last). A page may hold no records and
+        still name a next one: follow the cursor until it is None."""
+        query = {"cursor": cursor} if cursor else None
+        out: tuple[list[dict[str, Any]], str | None] = self.call(
+            "records_export", {"workspace_public_id": workspace}, query=query, ndjson=True
+        )
+        return out
+
     # ---- organization Memories ------------------------------------------------------------------
 
     def create_memory(
@@ -969,6 +1115,15 @@ class MemoryFiles(_FileVerbs):
 
 
 # ---- helpers --------------------------------------------------------------------------------------
+
+
+def _rec(workspace: str, record_id: str) -> dict[str, str]:
+    return {"workspace_public_id": workspace, "record_public_id": record_id}
+
+
+def _keyed(idempotency_key: str | None) -> dict[str, str] | None:
+    """The caller's own Idempotency-Key, if any (`call` gives every mutation one otherwise)."""
+    return {"Idempotency-Key": idempotency_key} if idempotency_key else None
 
 
 def _conv(workspace: str, conversation: str) -> dict[str, str]:

@@ -22,6 +22,10 @@ agent) and end user (`user_id`). Records of different groups never merge. Within
 
 A quarantined append, an append that supersedes another and any append while `dedup.enabled` is off is
 stored as a record of its own and indexed for nothing (it is never a merge target).
+
+An export walks every record the caller may read, both layers, shard by shard in id order, with each
+writer-chosen text field masked for personal data (`safety.pii.mask`); its pages are bounded in records
+read and in bytes, and the cursor names the shard and the last id read (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -39,12 +43,13 @@ from . import recordtext
 from .budget import Budgets
 from .errors import ApiError
 from .idempotency import settle, suspended
-from .ids import PresentedToken, now_iso, uuid7
+from .ids import PresentedToken, is_uuid, now_iso, uuid7
 from .memory import scan
 from .model import Author, Principal, Quarantine, TypedRecord, Workspace
 from .ports import DuplicateClaimed, RecordMoved, Ref, Store
 from .resolver import Resolver, require_token
 from .rules import access
+from .safety.pii import mask
 
 # How long identical text counts as a mention of the record that first held it.
 MENTION_WINDOW_SECONDS = 3600
@@ -61,6 +66,14 @@ CONSOLIDATION_LEASE_SECONDS = 120
 MAX_CONSOLIDATED_LINES = 100
 CONSOLIDATION_SECONDS = 20.0
 DEFAULT_SEARCH_LIMIT = 20
+# One export page reads at most this many records (lines or left out), and stops before its lines pass
+# EXPORT_PAGE_BYTES as estimated by `_export_weight`: a Lambda answers at most 6 MB.
+EXPORT_PAGE_RECORDS = 1000
+EXPORT_PAGE_BYTES = 3 * 1024 * 1024
+# The order an export walks the layers in.
+EXPORT_LAYERS = ("Workspace", "Session")
+# What of a line `_export_weight` does not count (ids, instants, counters, the quarantine's rules), with room.
+_EXPORT_LINE_OVERHEAD = 2048
 
 
 def clock() -> float:
@@ -141,6 +154,15 @@ class SearchPage:
     results: list[tuple[TypedRecord, float]]
     next_cursor: str | None
     truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExportPage:
+    """One page of a workspace's records, masked; a page may hold fewer lines than it read (even none)
+    and still name the next one."""
+
+    records: list[TypedRecord]
+    next_cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -650,6 +672,39 @@ class RecordsService:
         results = [(whole[refs[r.public_id]], score) for r, score in page if whole.get(refs[r.public_id]) is not None]
         return SearchPage(results, _cursor(offset + q.limit, q.fingerprint()) if more else None, truncated)
 
+    # ---- export -------------------------------------------------------------------------------------
+
+    def export(self, presented: PresentedToken | None, ws_id: str, cursor: str | None) -> ExportPage:
+        """A page of every record the caller reads by id, except quarantined ones (a curator's too: an
+        export leaves the service, and a record waiting for review has not been let out yet), superseded
+        and expired ones included, each masked (`masked`). Workspace layer first, then Session."""
+        caller, _ = self._caller(presented, ws_id, write=False)
+        shards = self.store.record_shards
+        layer, shard, after = _read_export_cursor(cursor, ws_id, shards)
+        walk = [(lay, n) for lay in EXPORT_LAYERS for n in range(shards)]
+        at = walk.index((layer, shard))
+        picked: list[TypedRecord] = []
+        spent = read = 0
+        while at < len(walk):
+            layer, shard = walk[at]
+            if read >= EXPORT_PAGE_RECORDS:
+                return ExportPage(picked, _export_cursor(ws_id, layer, shard, after))
+            rows, more = self.store.record_page(ws_id, layer, shard, after, EXPORT_PAGE_RECORDS - read)
+            read += len(rows)
+            for rec in rows:
+                if caller.sees(rec) and not rec.hidden:
+                    line = masked(rec)
+                    weight = _export_weight(line)
+                    if picked and spent + weight > EXPORT_PAGE_BYTES:
+                        # `after` is the last id this page answered for: the next page starts with `rec`.
+                        return ExportPage(picked, _export_cursor(ws_id, layer, shard, after))
+                    picked.append(line)
+                    spent += weight
+                after = rec.public_id
+            if not more:
+                at, after = at + 1, None
+        return ExportPage(picked, None)
+
     def _selected(self, caller: Caller, r: TypedRecord, q: SearchSpec, now: float) -> bool:
         if not caller.sees(r) or (q.for_model and r.hidden):
             return False
@@ -684,3 +739,62 @@ def _read_cursor(cursor: str | None, fingerprint: str) -> int:
     except (ValueError, KeyError, TypeError) as exc:
         raise ApiError("parameter_invalid", "search.cursor is not a cursor this search gave.") from exc
     return offset
+
+
+def masked(rec: TypedRecord) -> TypedRecord:
+    """`rec` with personal data masked in every text field its writer chose: the content, and the short
+    fields beside it that are as free (source_ref, user_id, run_id, the facet and labels), since an
+    end user's id is as likely an e-mail address as anything. Fields the service sets stay as they are."""
+
+    def opt(text: str | None) -> str | None:
+        return None if text is None else mask(text)
+
+    return replace(
+        rec,
+        content=mask(rec.content),
+        source_ref=opt(rec.source_ref),
+        user_id=opt(rec.user_id),
+        run_id=opt(rec.run_id),
+        facet=opt(rec.facet),
+        labels=tuple(mask(label) for label in rec.labels),
+    )
+
+
+def _export_weight(rec: TypedRecord) -> int:
+    """An upper estimate of a record's export line in bytes: its free text as JSON spells it (escapes can
+    make it several times the text), plus a fixed allowance for the rest."""
+    texts = [rec.content, rec.source_ref, rec.user_id, rec.run_id, rec.facet, rec.author.name, *rec.labels]
+    return _EXPORT_LINE_OVERHEAD + sum(
+        len(json.dumps(t, ensure_ascii=False).encode("utf-8", "surrogatepass")) for t in texts if t is not None
+    )
+
+
+def _workspace_tag(ws_id: str) -> str:
+    return hashlib.sha256(ws_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def _export_cursor(ws_id: str, layer: str, shard: int, after: str | None) -> str:
+    raw = {"w": _workspace_tag(ws_id), "l": layer, "s": shard, "a": after}
+    return base64.urlsafe_b64encode(json.dumps(raw, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _read_export_cursor(cursor: str | None, ws_id: str, shards: int) -> tuple[str, int, str | None]:
+    """(layer, shard, last id read) where a page starts. A cursor is the caller's to send back, so every
+    part is checked: it must be this workspace's, name a layer and shard that exist, and an id."""
+    if cursor is None:
+        return EXPORT_LAYERS[0], 0, None
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        layer, shard, after = data["l"], data["s"], data["a"]
+        if (
+            data["w"] != _workspace_tag(ws_id)
+            or layer not in EXPORT_LAYERS
+            or not isinstance(shard, int)
+            or isinstance(shard, bool)
+            or not 0 <= shard < shards
+            or not (after is None or is_uuid(after))
+        ):
+            raise ValueError
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ApiError("parameter_invalid", "cursor is not one this workspace's record export answered.") from exc
+    return layer, shard, after

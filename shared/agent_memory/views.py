@@ -6,6 +6,7 @@ what is persisted (an execution's stored bindings have their own mapping in the 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,7 @@ from .skills import Skill
 
 if TYPE_CHECKING:
     from .memories import Effective, FilePage, MemoryPage, MemoryView, SyncResult
-    from .records import Appended, Consolidation, SearchPage
+    from .records import Appended, Consolidation, ExportPage, SearchPage
 
 Json = dict[str, Any]
 
@@ -446,3 +447,8 @@ def consolidation(c: Consolidation) -> Json:
         )
     out["remaining"] = c.remaining
     return out
+
+
+def record_lines(page: ExportPage) -> str:
+    """An export page as NDJSON: one record a line, in the shape a read by id answers (already masked)."""
+    return "".join(json.dumps(record(r), ensure_ascii=False) + "\n" for r in page.records)

@@ -80,6 +80,7 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
                 "human",
                 "file",
                 "lease",
+                "record",
             )
         },
         "memories": [],
@@ -127,6 +128,14 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.promote(WS, "conversation/a.md", 0, "workspace/a.md", NEW, conversation_public_id=CONV)
     client.export_workspace(WS)
     client.export_own()
+    client.append_record(WS, "Invoices get a year prefix", "decision", tags={"facet": "billing"})
+    client.get_record(WS, CONV)
+    client.update_record(WS, CONV, 0, content="Invoices get a year prefix, per tenant")
+    client.delete_record(WS, CONV, 1)
+    client.search_records(WS, "invoice")
+    client.consolidate(WS, "chat-301")
+    client.review_record(WS, CONV, "release")
+    client.export_records(WS)
     mem = "mem_" + "0" * 32
     client.create_memory("runbooks", files={"a.md": "x"})
     client.list_memories()

@@ -67,6 +67,9 @@ def _moved(_: dict[str, Any] | None) -> ApiError:
 class Records(Documents):
     """Record items and their indexes (the domain rules are in records.py)."""
 
+    # How many shards each layer of a workspace's records is spread over (an export's cursor names one).
+    record_shards: int = keys.RECORD_SHARDS
+
     # ---- the steps ------------------------------------------------------------------------------------
 
     def _claim_step(self, rec: TypedRecord, dead: str | None, until: float, now: float) -> Step:
@@ -371,6 +374,32 @@ class Records(Documents):
                 return rows, False
             if len(rows) >= limit:
                 return rows, True
+
+    def record_page(
+        self, workspace_id: str, layer: str, shard: int, after: str | None, limit: int
+    ) -> tuple[list[TypedRecord], bool]:
+        """Up to `limit` records of one shard of one layer, in id order, from just after the id `after`
+        (from its start when None), and whether the shard may hold more past them. An export walks a
+        workspace this way, shard by shard, so each of its pages costs a bounded number of reads."""
+        pk = keys.record_partition(workspace_id, layer, shard)
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+        }
+        if after is not None:
+            # A key condition, not ExclusiveStartKey: the cursor's id need not name a record that still exists.
+            kwargs["KeyConditionExpression"] += " AND sk > :after"
+            kwargs["ExpressionAttributeValues"][":after"] = {"S": after}
+        rows: list[TypedRecord] = []
+        while len(rows) < limit:
+            resp: dict[str, Any] = read(partial(self.ddb.query, **kwargs, Limit=limit - len(rows)))
+            rows += [record_row(it) for it in resp.get("Items", [])]
+            start = resp.get("LastEvaluatedKey")
+            if start is None:
+                return rows, False
+            kwargs["ExclusiveStartKey"] = start
+        return rows, True
 
     def run_lines(self, workspace_id: str, run_id: str) -> list[RunLine]:
         """A run's raw lines in the order they were written (ids are UUIDv7), up to a bound."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import views
+from ...inputs.memory import ExportQuery
 from ...inputs.records import (
     AppendRecord,
     ConsolidateRecords,
@@ -108,4 +109,10 @@ def consolidate_records(req: Request) -> Reply:
 
 
 def export_records(req: Request) -> Reply:
-    raise NotImplementedError  # placeholder: the export helper fills this in
+    """The workspace's records as NDJSON, one a line, masked; the next page's cursor in a header."""
+    cursor = parsed(req, ExportQuery, {"cursor": req.query.get("cursor")}).cursor
+    page = services.records().export(req.token, _ws(req), cursor)
+    headers = {"content-type": "application/x-ndjson; charset=utf-8"}
+    if page.next_cursor:
+        headers["export-next-cursor"] = page.next_cursor
+    return Reply(200, views.record_lines(page), headers)
