@@ -535,13 +535,18 @@ class MemoryClient:
         parent_execution_public_id: str | None = None,
         delegate_to_agent_public_id: str | None = None,
         tools: Iterable[str] | None = None,
+        mail_from_execution_public_id: str | None = None,
     ) -> dict[str, Any]:
-        """An execution whose bindings and tools are frozen now: {"public_id", "bindings", "tools", ...}."""
+        """An execution whose bindings and tools are frozen now: {"public_id", "bindings", "tools", ...}.
+
+        `mail_from_execution_public_id` starts it as peer mail from that execution: its bindings are this
+        conversation's intersected with the sender's, read-only winning."""
         execution = _without_none(
             speaker_public_id=speaker_public_id,
             parent_execution_public_id=parent_execution_public_id,
             delegate_to_agent_public_id=delegate_to_agent_public_id,
             tools=None if tools is None else list(tools),
+            mail_from_execution_public_id=mail_from_execution_public_id,
         )
         out = self.call("create_execution", _conv(workspace, conversation), {"execution": execution})
         # The secret the in-account tool function accepts is shown once, beside the execution.

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 from .budget import Budgets
 from .context import Context
 from .contract import TOOL_NAMES
+from .errors import ApiError
 from .idempotency import settle
 from .ids import PresentedToken, now_iso, token_digest, uuid7
+from .mail import mail_mounts
 from .model import DEFAULT_EXECUTION_TTL_SECONDS, Execution
 from .ports import Store
-from .resolver import Resolver
+from .resolver import ExecutionStart, Resolver
 from .rules import access
 
 if TYPE_CHECKING:
@@ -60,20 +62,26 @@ class ExecutionService:
         delegate_id: str | None = None,
         tools: list[str] | None = None,
         capabilities: list[Any] | None = None,
+        mail_from_id: str | None = None,
     ) -> NewExecution:
         """`tools` None offers every tool; [] none (a direct reply). `capabilities` configures the session's
         mounts (mounts.py), checked before anything is read."""
         from .mounts import plan, requested_mounts
 
         requests = requested_mounts(capabilities)
-        start = self.resolver.new_execution(
-            presented,
-            workspace_id,
-            conversation_id,
-            speaker_id=speaker_id,
-            parent_id=parent_id,
-            delegate_id=delegate_id,
-        )
+        if mail_from_id is not None:
+            start = self._mail_start(
+                presented, workspace_id, conversation_id, mail_from_id, speaker_id, parent_id, delegate_id
+            )
+        else:
+            start = self.resolver.new_execution(
+                presented,
+                workspace_id,
+                conversation_id,
+                speaker_id=speaker_id,
+                parent_id=parent_id,
+                delegate_id=delegate_id,
+            )
         ctx: Context = start.context
         if ctx.workspace is None or ctx.conversation is None:  # new_execution always loads both
             raise access.not_found("conversation")
@@ -81,6 +89,8 @@ class ExecutionService:
         agent_memories = [] if start.agent is None or self.memories is None else self.memories.effective_of(start.agent)
         reach = self.resolver.memory_reach
         mounts = plan(ctx, requests, lambda mem: reach(ctx, mem), agent_memories)
+        if start.mail_from is not None:
+            mounts = mail_mounts(mounts, start.mail_from.mounts)
         secret = secrets.token_urlsafe(32)
         ex = Execution(
             public_id=uuid7(),
@@ -101,6 +111,7 @@ class ExecutionService:
             secret_digest=token_digest(secret),
             principal_name=ctx.author().name,
             mounts=mounts,
+            mail_from_id=start.mail_from.public_id if start.mail_from else None,
         )
         budget = self.budgets.of(ctx.principal)
         if budget is not None:
@@ -109,3 +120,27 @@ class ExecutionService:
         settle(out)
         self.store.create_execution(ex)
         return out
+
+    def _mail_start(
+        self,
+        presented: PresentedToken | None,
+        workspace_id: str,
+        conversation_id: str,
+        mail_from_id: str,
+        speaker_id: str | None,
+        parent_id: str | None,
+        delegate_id: str | None,
+    ) -> ExecutionStart:
+        """Peer mail: its subject is the sender's and its answerer the receiving conversation's."""
+        for given, field in (
+            (speaker_id, "speaker_public_id"),
+            (parent_id, "parent_execution_public_id"),
+            (delegate_id, "delegate_to_agent_public_id"),
+        ):
+            if given is not None:
+                raise ApiError(
+                    "parameter_invalid",
+                    f"Mail keeps the sender's subject and the receiving conversation's answerer: leave "
+                    f"execution.{field} out when execution.mail_from_execution_public_id is given.",
+                )
+        return self.resolver.mail_execution(presented, workspace_id, conversation_id, mail_from_id)

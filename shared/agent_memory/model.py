@@ -206,6 +206,8 @@ class Execution:
     tools: list[str]
     created_at: str
     parent_id: str | None = None
+    # The execution this one was started as mail from (peer mail), or None.
+    mail_from_id: str | None = None
     # Epoch seconds past which its tools refuse (execution_expired); the table's TTL removes the row later.
     expires_at: int = 0
     # SHA-256 of the secret handed out once at creation: what the in-account tool function accepts.

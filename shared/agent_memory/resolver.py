@@ -12,6 +12,7 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from .contract import Door
 from .errors import ApiError
 from .ids import PresentedToken, digests_equal, token_digest
 from .lru import Lru
+from .mail import mail_bindings, mail_subjects
 from .model import (
     Agent,
     Anchor,
@@ -132,6 +134,8 @@ class ExecutionStart:
     agent: Agent | None
     subject: Speaker | None
     parent: Execution | None
+    # The sender, when the execution is peer mail from another.
+    mail_from: Execution | None = None
 
 
 def _path_refs(anchor: Anchor, mp: MemoryPath, versions: tuple[int, ...]) -> list[Ref]:
@@ -504,6 +508,59 @@ class Resolver:
             principal, ws, host.member, conv, agent, subject, bindings, got, host.standing
         )
         return ExecutionStart(ctx, agent, subject, parent)
+
+    def mail_execution(
+        self, presented: PresentedToken | None, workspace_id: str, conversation_id: str, mail_from_id: str
+    ) -> ExecutionStart:
+        """Resolve an execution started as peer mail from another execution (mail.py has the rule).
+
+        The receiving conversation's selected bindings are resolved for the caller exactly as a new
+        ordinary execution's would be, except that speaker roots take the sender's subjects; the receiving
+        profile's limit narrows them; then only what the sender's frozen bindings also reach is kept, at the
+        lesser access. The caller must be able to start an execution here and to send as the sender.
+        """
+        presented = require_token(presented)
+        refs = [*_host_refs(workspace_id, presented.principal_id, conversation_id), Ref.execution(mail_from_id)]
+        principal, got = self.first_round(presented, refs)
+        host = _host(principal, got, workspace_id, conversation_id)
+        ws, conv = host.workspace, host.conversation
+        access.may_start_execution(host.standing, conv)
+        sender = access.mail_sender(principal, got[Ref.execution(mail_from_id)])
+        configured = mail_subjects(configured_bindings(conv.memory_context), sender.bindings)
+        ctx = Context(self.store, principal, "execution", {}, ws, conv, got)
+        # Second round: the sender's standing rows, the answerer, the sender's subject, aliases and subjects.
+        need = _host_refs(sender.workspace_id, principal.public_id, sender.conversation_id)
+        if conv.answering_agent_id:
+            need.append(Ref.agent(conv.answering_agent_id))
+        if sender.speaker_id:
+            need.append(Ref.speaker(sender.speaker_id))
+        need += [Ref.conversation(b.conversation_public_id) for b in configured if b.conversation_public_id]
+        need += [Ref.speaker(b.speaker_public_id) for b in configured if b.speaker_public_id]
+        ctx.fetch(need)
+        sender_ws, sender_member, sender_conv = _host_rows(
+            got, sender.workspace_id, principal.public_id, sender.conversation_id
+        )
+        access.may_send_mail(
+            principal, sender, access.conversation_standing(principal, sender_ws, sender_member, sender_conv)
+        )
+        access.unexpired(sender, time.time())
+        # Completion continues with the captured subject: the mail keeps the sender's.
+        subject: Speaker | None = got.get(Ref.speaker(sender.speaker_id)) if sender.speaker_id else None
+        agent: Agent | None = got.get(Ref.agent(conv.answering_agent_id)) if conv.answering_agent_id else None
+        bindings = apply_limit(configured, agent.memory_context_limit) if agent is not None else configured
+        sources = access.conversation_sources(
+            principal, ws, host.member, conv, agent, subject, bindings, got, host.standing
+        )
+        kept = {
+            f.name: f
+            for f in mail_bindings([s.frozen() for s in sources.values() if s.anchor is not None], sender.bindings)
+        }
+        ctx.sources = {
+            name: dataclasses.replace(src, binding=dataclasses.replace(src.binding, access=kept[name].access))
+            for name, src in sources.items()
+            if name in kept
+        }
+        return ExecutionStart(ctx, agent, subject, None, sender)
 
     def execution(
         self,

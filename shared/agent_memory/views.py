@@ -222,6 +222,7 @@ def execution(ex: Execution) -> Json:
         "agent_public_id": ex.agent_id,
         "principal": {"kind": ex.principal_kind, "public_id": ex.principal_id},
         "subject": {"speaker_public_id": ex.speaker_id} if ex.speaker_id else None,
+        "mail_from_execution_public_id": ex.mail_from_id,
         "bindings": [binding(b) for b in ex.bindings],
         "tools": ex.tools,
         "created_at": ex.created_at,

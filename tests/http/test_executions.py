@@ -16,6 +16,7 @@ EXECUTION_KEYS = {
     "agent_public_id",
     "principal",
     "subject",
+    "mail_from_execution_public_id",
     "bindings",
     "tools",
     "created_at",

@@ -59,6 +59,8 @@ class CreateExecutionFields(Body):
     speaker_public_id: OptionalUuid = None
     parent_execution_public_id: OptionalUuid = None
     delegate_to_agent_public_id: OptionalUuid = None
+    # Peer mail: the execution this one is mail from (its bindings are intersected with the sender's).
+    mail_from_execution_public_id: OptionalUuid = None
     tools: ToolList = None
     capabilities: Capabilities = None
 

@@ -398,6 +398,28 @@ def still_standing(standing: Standing | None) -> Standing:
     return standing
 
 
+def mail_sender(principal: Principal, sender: Execution | None) -> Execution:
+    """The execution peer mail is sent from: one of the caller's account (another account's does not exist)."""
+    if sender is None or sender.account_id != principal.account_id:
+        raise not_found("sender execution")
+    return sender
+
+
+def may_send_mail(principal: Principal, sender: Execution, standing: Standing | None) -> None:
+    """Who may send mail as an execution: its own principal, or anyone with write standing on its
+    conversation. `standing` is the caller's on the sender's conversation; a caller who cannot see that
+    conversation does not learn the execution exists."""
+    if standing is None:
+        raise not_found("sender execution")
+    if (principal.kind, principal.public_id) == (sender.principal_kind, sender.principal_id):
+        return
+    if standing != "write":
+        raise ApiError(
+            "not_authorized",
+            "Sending mail from an execution needs to be its principal, or write standing on its conversation.",
+        )
+
+
 # ---- verbs ----------------------------------------------------------------------------------------
 
 

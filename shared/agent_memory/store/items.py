@@ -396,6 +396,7 @@ def execution_item(e: Execution) -> Item:
             "tools": e.tools,
             "created_at": e.created_at,
             "parent_id": e.parent_id,
+            "mail_from_id": e.mail_from_id,
             "expires_at": e.expires_at,
             "secret_digest": e.secret_digest,
             "principal_name": e.principal_name,
@@ -467,6 +468,7 @@ def execution_row(item: Item) -> Execution:
         tools=list(it.get("tools") or []),
         created_at=it["created_at"],
         parent_id=it.get("parent_id"),
+        mail_from_id=it.get("mail_from_id"),
         # A row from before executions expired lives a default lifetime from its creation.
         expires_at=it.get("expires_at") or _epoch(it["created_at"]) + DEFAULT_EXECUTION_TTL_SECONDS,
         secret_digest=it.get("secret_digest"),

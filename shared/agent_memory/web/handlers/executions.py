@@ -29,6 +29,7 @@ def create_execution(req: Request) -> Reply:
             speaker_id=e.speaker_public_id,
             parent_id=e.parent_execution_public_id,
             delegate_id=e.delegate_to_agent_public_id,
+            mail_from_id=e.mail_from_execution_public_id,
             tools=e.tools,
             capabilities=e.capabilities,
         ),
