@@ -20,6 +20,7 @@ EXECUTION_KEYS = {
     "tools",
     "created_at",
     "expires_at",
+    "stopped",
 }
 
 
