@@ -158,6 +158,8 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
 
     class ExecutionExpired(MemoryApiError): ...
 
+    class ExecutionStopped(MemoryApiError): ...
+
     class MemoryOverridden(MemoryApiError): ...
 
     class MemoryVersionRedacted(MemoryApiError): ...
@@ -470,6 +472,11 @@ class MemoryClient:
         """A copy-on-write child conversation."""
         return _dict(self.call("fork_conversation", _conv(workspace, conversation), {})["conversation"])
 
+    def delete_conversation(self, workspace: str, conversation: str) -> None:
+        """Delete a conversation (its creator or the workspace's creator): from then on it is not_found,
+        an alias of it is unavailable and its executions are stopped. Its forks are untouched."""
+        self.call("delete_conversation", _conv(workspace, conversation), {})
+
     def memory_block(
         self,
         workspace: str,
@@ -551,6 +558,12 @@ class MemoryClient:
         out = self.call("create_execution", _conv(workspace, conversation), {"execution": execution})
         # The secret the in-account tool function accepts is shown once, beside the execution.
         return {**_dict(out["execution"]), "secret": out.get("secret")}
+
+    def stop_execution(self, execution_public_id: str) -> dict[str, Any]:
+        """Stop an execution for good, and every execution spawned from it: {"public_id", ..., "stopped": True}.
+        Stopping a stopped execution answers the same."""
+        out = self.call("stop_execution", {"execution_public_id": execution_public_id}, {})
+        return _dict(out["execution"])
 
     def call_tool(
         self,

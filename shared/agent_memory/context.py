@@ -88,6 +88,9 @@ class Context:
     execution_public_id: str | None = None
     # Who the versions are by when that is not the caller (a git sync writes as the sync).
     acting_as: Author | None = None
+    # An execution's: the executions whose stop halts its writes (itself and its ancestors), checked again
+    # in every commit it makes.
+    stops: tuple[str, ...] = ()
 
     def author(self) -> Author:
         """Who the versions this request writes are by."""

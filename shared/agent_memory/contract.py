@@ -184,6 +184,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
     _r("show_conversation", "GET", CONV, "read", "directory:show_conversation"),
     _r("archive_conversation", "POST", f"{CONV}/archive", "write", "directory:archive_conversation"),
     _r("fork_conversation", "POST", f"{CONV}/fork", "write", "directory:fork_conversation", status=201),
+    _r("delete_conversation", "POST", f"{CONV}/delete", "write", "directory:delete_conversation", status=204),
     _r(
         "replace_memory_context",
         "POST",
@@ -735,6 +736,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         content="write",
         request="CallTool",
     ),
+    _r("stop_execution", "POST", f"{EXECUTION}/stop", "write", "executions:stop_execution"),
     _r("tool_schemas", "GET", f"{API}/tools/schemas", "public", "executions:tool_schemas", query=("format",)),
     _r(
         "execution_memory_block",

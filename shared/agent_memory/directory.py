@@ -156,7 +156,7 @@ class Directory:
     def create_workspace(self, presented: PresentedToken | None, name: str) -> Workspace:
         principal = self.resolver.principal(presented)
         now = now_iso()
-        ws = Workspace(uuid7(), principal.account_id, name, now)
+        ws = Workspace(uuid7(), principal.account_id, name, now, created_by=principal.public_id)
         self._spend(principal)
         settle(ws)
         # The creator starts as the room's curator: someone must be able to review quarantined versions.
@@ -266,6 +266,17 @@ class Directory:
         if row is None:  # only a keyed request has no row back, and it took the branch above
             raise access.not_found("conversation")
         return ConversationState(row, state.context)
+
+    def delete_conversation(self, presented: PresentedToken | None, ws_id: str, conv_id: str) -> None:
+        """Tombstone a conversation: from the commit on it reads as absent everywhere (its routes not_found,
+        an alias of it unavailable, its executions stopped). Bounded work: one batch read and one transaction
+        of three items, however much the conversation holds; its documents, versions and other items, and
+        the bytes only they hold, are the sweeper's (store/sweeper.py). Its forks keep their own rows."""
+        principal, host = self.resolver.conversation_host(presented, ws_id, conv_id)
+        access.may_delete_conversation(principal, host.workspace, host.conversation, host.standing)
+        self._spend(principal)
+        settle(None)
+        self.store.delete_conversation(host.conversation, principal.public_id, time.time())
 
     def fork(self, presented: PresentedToken | None, ws_id: str, conv_id: str) -> ConversationState:
         """Copy-on-write: a new conversation holding copies of the parent's pointer rows and configuration.

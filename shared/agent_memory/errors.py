@@ -23,6 +23,7 @@ CATALOGUE: dict[str, int] = {
     "stale_object": 409,
     "conversation_archived": 409,
     "execution_expired": 409,
+    "execution_stopped": 409,
     "memory_overridden": 409,
     "memory_version_redacted": 409,
     "memory_version_current": 409,

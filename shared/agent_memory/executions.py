@@ -112,6 +112,8 @@ class ExecutionService:
             principal_name=ctx.author().name,
             mounts=mounts,
             mail_from_id=start.mail_from.public_id if start.mail_from else None,
+            # Its parent and the parent's own ancestors: a stop of any of them reaches this one at call time.
+            ancestors=list(start.parent.lineage) if start.parent else [],
         )
         budget = self.budgets.of(ctx.principal)
         if budget is not None:
@@ -144,3 +146,22 @@ class ExecutionService:
                     f"execution.{field} out when execution.mail_from_execution_public_id is given.",
                 )
         return self.resolver.mail_execution(presented, workspace_id, conversation_id, mail_from_id)
+
+    def stop(self, presented: PresentedToken | None, execution_id: str) -> Execution:
+        """Stop an execution for good: its later tool calls, its block and any spawn from it are refused
+        `execution_stopped`, and so are those of every execution spawned from it, each of which checks its
+        ancestors' marks at call time (no fan-out here). Stopping a stopped execution changes nothing."""
+        ex, principal, already = self.resolver.execution_to_stop(presented, execution_id)
+        if already:
+            return ex
+        budget = self.budgets.of(principal)
+        if budget is not None:
+            self.store.spend(budget)
+        now = time.time()
+        # The mark must outlive every execution it stops. None can be spawned below this one once the mark
+        # is there, so each descendant began before `now` (or at most a request's length after, if its spawn
+        # raced the stop) and expires within a lifetime of it; an hour covers the race and a clock's skew.
+        keep_until = math.ceil(max(now, ex.expires_at)) + self.ttl_seconds + 3600
+        settle(ex)
+        self.store.stop_execution(ex, principal.public_id, now, keep_until)
+        return ex

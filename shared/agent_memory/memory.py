@@ -174,6 +174,7 @@ class MemoryService:
             also=also,
             size_delta=size,
             writer=writer,
+            running=ctx.stops,
         )
 
     # ---- reads ----------------------------------------------------------------------------------
@@ -259,7 +260,10 @@ class MemoryService:
         if not rules.bumps_revision or ctx.conversation is None:
             return None
         return ConversationBump(
-            ctx.conversation.public_id, expected_context_revision, refuse_archived=rules.refuses_archived
+            ctx.conversation.public_id,
+            expected_context_revision,
+            refuse_archived=rules.refuses_archived,
+            by_execution=ctx.execution_public_id is not None,
         )
 
     def _alias_bump(self, ctx: Context, src: Source) -> ConversationBump | None:

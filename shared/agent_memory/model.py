@@ -14,6 +14,9 @@ MAX_DOCUMENT_BYTES = 64 * 1024
 MAX_DESCRIPTION_BYTES = 1024
 # How long an execution's tools answer after it starts, unless the deployment says otherwise.
 DEFAULT_EXECUTION_TTL_SECONDS = 24 * 3600
+# How many executions deep a spawn may go: a tool call checks its own stop and every ancestor's in the batch
+# it reads anyway, so this bounds what a stop costs each call (executions.py, resolver.py).
+MAX_SPAWN_DEPTH = 8
 # Versions a document keeps, its current one included (AGENT_MEMORY_VERSIONS_KEPT overrides it).
 DEFAULT_VERSIONS_KEPT = 100
 MAX_VERSIONS_KEPT = 10_000
@@ -139,6 +142,9 @@ class Workspace:
     tool_provider_overrides: dict[str, str] = field(default_factory=dict)
     # settings.dedup.enabled: whether Workspace records are checked for duplicates (off for bulk imports).
     dedup_enabled: bool = True
+    # The principal that created it (None on rows stored before it was kept): it may delete any of its
+    # conversations.
+    created_by: str | None = None
 
 
 @dataclass(slots=True)
@@ -216,6 +222,31 @@ class Execution:
     principal_name: str | None = None
     # What the session sees as files, captured when it began (later changes to the Memories do not move it).
     mounts: list[Mount] = field(default_factory=list)
+    # The executions it was spawned from, nearest first (at most MAX_SPAWN_DEPTH): a stop of any of them,
+    # or the deletion of any of their conversations, stops this one too.
+    ancestors: list[Ancestor] = field(default_factory=list)
+
+    @property
+    def lineage(self) -> list[Ancestor]:
+        """This execution and its ancestors: whatever stops one of them stops it."""
+        return [Ancestor(self.public_id, self.conversation_id), *self.ancestors]
+
+
+@dataclass(frozen=True, slots=True)
+class Ancestor:
+    """An execution another was spawned from (directly or further up), and the conversation it runs in."""
+
+    execution_id: str
+    conversation_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionStop:
+    """The mark a stop leaves beside an execution's row: final, never removed before its descendants expire."""
+
+    execution_id: str
+    stopped_at: float
+    stopped_by: str
 
 
 QuarantineStatus = Literal["pending", "released", "rejected"]
@@ -352,6 +383,8 @@ class ConversationBump:
     conversation_id: str
     expected_context_revision: int | None = None
     refuse_archived: bool = True
+    # The change is an execution's: the conversation deleted meanwhile stops it (execution_stopped).
+    by_execution: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +429,9 @@ class DocumentChange:
     # anyone else refuses the change in the same commit).
     size_delta: int = 0
     writer: Author | None = None
+    # An execution's change: the executions whose stop halts it (itself and its ancestors). The commit
+    # checks that none of them has been stopped, so no write lands once a stop is acknowledged.
+    running: tuple[str, ...] = ()
 
 
 # ---- what the verbs answer (views.py turns these into the wire JSON) ----------------------------------

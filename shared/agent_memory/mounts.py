@@ -247,6 +247,7 @@ def place(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> Pl
             {FILES_ROOT: src},
             loaded=ctx.loaded,
             execution_public_id=ctx.execution_public_id,
+            stops=ctx.stops,
         )
         mp = MemoryPath(FILES_ROOT, rest, plain=True) if folder else parse_file_path(rest)
         # The Memory may have been deleted since the session began (its rows wait for the sweeper): read

@@ -82,6 +82,11 @@ class Ref:
         return Ref("execution", execution_id)
 
     @staticmethod
+    def execution_stop(execution_id: str) -> Ref:
+        """The mark a stop leaves beside an execution (absent while it runs)."""
+        return Ref("execution_stop", execution_id)
+
+    @staticmethod
     def document(anchor: Anchor, rest: str) -> Ref:
         return Ref("document", anchor.key, rest)
 
@@ -177,6 +182,16 @@ class Store(Protocol):
     def create_speaker(self, speaker: Speaker) -> None: ...
     def create_execution(self, execution: Execution) -> None:
         """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
+        ...
+
+    def stop_execution(self, execution: Execution, stopped_by: str, at: float, keep_until: int) -> None:
+        """Leave the execution's stop mark (the first stop's stays; a second changes nothing), kept until
+        `keep_until` (epoch seconds, the table's TTL)."""
+        ...
+
+    def delete_conversation(self, conversation: Conversation, deleted_by: str, at: float) -> None:
+        """Tombstone a conversation (it reads as absent from then on), mark its anchor's rows for the
+        sweeper and drop it from its workspace's index, in one transaction; `not_found` when it is gone."""
         ...
 
     def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None: ...

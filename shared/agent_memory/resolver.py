@@ -26,6 +26,7 @@ from .ids import PresentedToken, digests_equal, token_digest
 from .lru import Lru
 from .mail import mail_bindings, mail_subjects
 from .model import (
+    MAX_SPAWN_DEPTH,
     Agent,
     Anchor,
     Conversation,
@@ -110,7 +111,15 @@ def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
     refs += [Ref.conversation(e.conversation_public_id) for e in ex.bindings if e.conversation_public_id]
     # Every anchor is known from the frozen entries, so the documents ride in the same round.
     refs += [Ref.document(by_root[mp.root].anchor, mp.rest) for mp in paths if mp.root in by_root]
+    refs += _lineage_refs(ex)
     return list(dict.fromkeys(refs))
+
+
+def _lineage_refs(ex: Execution) -> list[Ref]:
+    """What says whether an execution still runs: its stop mark and its ancestors', and their conversations
+    (the execution's own rides in the host refs). At most MAX_SPAWN_DEPTH + 1 of each."""
+    refs = [Ref.execution_stop(a.execution_id) for a in ex.lineage]
+    return refs + [Ref.conversation(a.conversation_id) for a in ex.ancestors if a.conversation_id]
 
 
 # Execution rows are immutable once written, so a warm process reads each one once.
@@ -466,6 +475,12 @@ class Resolver:
             if parent is None or parent.account_id != principal.account_id or parent.workspace_id != ws.public_id:
                 raise access.not_found("parent execution")
             access.unexpired(parent, time.time())
+            if len(parent.lineage) > MAX_SPAWN_DEPTH:
+                raise ApiError(
+                    "parameter_invalid",
+                    f"parent_execution_public_id: executions spawn at most {MAX_SPAWN_DEPTH} deep, and that "
+                    "execution is as deep as they go.",
+                )
             if speaker_id:
                 raise ApiError(
                     "parameter_invalid",
@@ -482,17 +497,19 @@ class Resolver:
             need.append(Ref.agent(agent_id))
         if parent is not None:
             need.append(Ref.conversation(parent.conversation_id))
+            # Whether the parent (or one it was spawned from) was stopped: a stopped execution spawns nothing.
+            need += _lineage_refs(parent)
             if parent.speaker_id:
                 need.append(Ref.speaker(parent.speaker_id))
         need += [Ref.conversation(b.conversation_public_id) for b in configured if b.conversation_public_id]
         need += [Ref.speaker(b.speaker_public_id) for b in configured if b.speaker_public_id]
         ctx.fetch(need)
-        if (
-            parent is not None
-            and access.conversation_standing(principal, ws, host.member, got[Ref.conversation(parent.conversation_id)])
-            is None
-        ):
-            raise access.not_found("parent execution")
+        if parent is not None:
+            parent_conv = got[Ref.conversation(parent.conversation_id)]
+            visible = access.conversation_standing(principal, ws, host.member, parent_conv) is not None
+            if parent_conv is not None and not visible:
+                raise access.not_found("parent execution")
+            access.not_stopped(parent, got)
         subject: Speaker | None = None
         if parent is not None:
             subject = got.get(Ref.speaker(parent.speaker_id)) if parent.speaker_id else None
@@ -581,7 +598,8 @@ class Resolver:
         # trip: the token and the principal's current standing are still read every time.
         ex = _EXECUTIONS.get(execution_id)
         eref = Ref.execution(execution_id)
-        refs = [eref] if ex is None else _execution_refs(ex, paths)
+        # The stop mark is never cached: it rides in the call's batch whichever round that is.
+        refs = [eref, Ref.execution_stop(execution_id)] if ex is None else _execution_refs(ex, paths)
         tref = None
         if secret is None:
             presented = require_token(presented)
@@ -603,6 +621,7 @@ class Resolver:
             _EXECUTIONS.put(ex.public_id, ex)
             got.update(self.store.get_many(_execution_refs(ex, paths)))
         principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id, ex.principal_name)
+        access.not_stopped(ex, got)
         ws, member, conv = _host_rows(got, ex.workspace_id, ex.principal_id, ex.conversation_id)
         standing = access.still_standing(access.conversation_standing(principal, ws, member, conv))
         if ws is None or conv is None:  # still_standing has refused already; this narrows the types
@@ -621,4 +640,43 @@ class Resolver:
                 sources[b.name] = Source(
                     b, e.anchor, rw, agent_public_id=e.agent_public_id, speaker_public_id=e.speaker_public_id
                 )
-        return ex, Context(self.store, principal, "execution", sources, ws, conv, got, execution_public_id=ex.public_id)
+        return ex, Context(
+            self.store,
+            principal,
+            "execution",
+            sources,
+            ws,
+            conv,
+            got,
+            execution_public_id=ex.public_id,
+            stops=tuple(a.execution_id for a in ex.lineage),
+        )
+
+    def execution_to_stop(
+        self, presented: PresentedToken | None, execution_id: str
+    ) -> tuple[Execution, Principal, bool]:
+        """An execution the caller may stop, the caller, and whether it is stopped already.
+
+        One batch reads the token, the execution and its stop mark; someone other than its principal costs
+        one more, of their standing on its conversation. An expired execution may still be stopped."""
+        tok = require_token(presented)
+        eref, sref = Ref.execution(execution_id), Ref.execution_stop(execution_id)
+        principal, got = self.first_round(tok, [eref, sref])
+        ex: Execution | None = got[eref]
+        if ex is None or ex.account_id != principal.account_id:
+            raise access.not_found("execution")
+        standing: Standing | None = None
+        if (principal.kind, principal.public_id) != (ex.principal_kind, ex.principal_id):
+            host = self.store.get_many(_host_refs(ex.workspace_id, principal.public_id, ex.conversation_id))
+            ws, member, conv = _host_rows(host, ex.workspace_id, principal.public_id, ex.conversation_id)
+            standing = access.conversation_standing(principal, ws, member, conv)
+        access.may_stop_execution(principal, ex, standing)
+        return ex, principal, got[sref] is not None
+
+    def conversation_host(
+        self, presented: PresentedToken | None, workspace_id: str, conversation_id: str
+    ) -> tuple[Principal, Host]:
+        """The caller and the rows behind a conversation URL, in one batch (no bindings resolved)."""
+        tok = require_token(presented)
+        principal, got = self.first_round(tok, _host_refs(workspace_id, tok.principal_id, conversation_id))
+        return principal, _host(principal, got, workspace_id, conversation_id)

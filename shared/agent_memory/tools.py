@@ -574,6 +574,10 @@ def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
         return ()
 
 
+# Refusals of the call itself even when the tool's own commit is what finds them.
+CALL_REFUSALS = frozenset({"execution_stopped"})
+
+
 class ToolRunner:
     def __init__(
         self,
@@ -632,5 +636,7 @@ class ToolRunner:
         try:
             text, data = tool.run(self, execution, ctx, parsed)
         except ApiError as err:
+            if err.code in CALL_REFUSALS:
+                raise  # a stop that landed before the commit refuses the call itself, as one before the read does
             return tool_refusal(tool.name, err, tool.steps)
         return ToolResult(tool.name, text, data)

@@ -214,7 +214,7 @@ def speaker(s: Speaker) -> Json:
     return {"public_id": s.public_id, "name": s.name, "agent_public_id": s.agent_id, "created_at": s.created_at}
 
 
-def execution(ex: Execution) -> Json:
+def execution(ex: Execution, *, stopped: bool = False) -> Json:
     return {
         "public_id": ex.public_id,
         "workspace_public_id": ex.workspace_id,
@@ -227,6 +227,8 @@ def execution(ex: Execution) -> Json:
         "tools": ex.tools,
         "created_at": ex.created_at,
         "expires_at": datetime.fromtimestamp(ex.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        # A new execution runs; the stop route answers it stopped (a stop is final).
+        "stopped": stopped,
     }
 
 

@@ -21,6 +21,7 @@ EXECUTION_KEYS = {
     "tools",
     "created_at",
     "expires_at",
+    "stopped",
 }
 
 

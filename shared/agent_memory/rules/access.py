@@ -218,9 +218,11 @@ def check_configured(
             alias = rows[Ref.conversation(b.conversation_public_id)]
             standing = conversation_standing(principal, ws, member, alias)
             if alias is None or standing is None:
+                # A deleted conversation reads as absent (its tombstone), so binding one is refused here too.
                 raise ApiError(
                     "memory_scope_unavailable",
-                    f"Binding {b.name!r}: no conversation with that id is visible in this workspace.",
+                    f"Binding {b.name!r}: no conversation with that id is visible in this workspace "
+                    "(missing, deleted or not yours to see).",
                 )
             if b.access == "read_write" and standing != "write":
                 raise ApiError(
@@ -252,7 +254,7 @@ def alias_source(
     alias: Conversation | None = rows.get(Ref.conversation(b.conversation_public_id or ""))
     alias_standing = conversation_standing(principal, ws, member, alias)
     if alias is None or alias_standing is None:
-        return Source(b, None, False, "its conversation is missing or not visible to you")
+        return Source(b, None, False, "its conversation is missing, deleted or not visible to you")
     return Source(
         b,
         Anchor("conversation", alias.public_id),
@@ -388,6 +390,46 @@ def unexpired(ex: Execution, now: float) -> None:
         raise ApiError(
             "execution_expired",
             "This execution has expired: its tools no longer answer. Start a new execution for this conversation.",
+        )
+
+
+def not_stopped(ex: Execution, rows: Mapping[Ref, Any]) -> None:
+    """An execution answers while neither it nor any execution it was spawned from has been stopped, and
+    none of their conversations deleted (a deleted conversation reads as absent). Every row named here
+    rides in the call's own batch read (resolver.py), a bounded number of them (MAX_SPAWN_DEPTH)."""
+    for a in ex.lineage:
+        if rows.get(Ref.execution_stop(a.execution_id)) is not None:
+            whom = "This execution" if a.execution_id == ex.public_id else "An execution this one was spawned from"
+            raise ApiError(
+                "execution_stopped",
+                f"{whom} was stopped: its tools and its block no longer answer. A stop is final; start a new "
+                "execution to go on.",
+            )
+    for a in ex.lineage:
+        if a.conversation_id and rows.get(Ref.conversation(a.conversation_id)) is None:
+            raise ApiError(
+                "execution_stopped",
+                "The conversation of this execution (or of one it was spawned from) was deleted: its tools "
+                "and its block no longer answer.",
+            )
+
+
+def may_stop_execution(principal: Principal, ex: Execution, standing: Standing | None) -> None:
+    """The execution's own principal stops it, and so does anyone with write standing on its conversation
+    (`standing` is only read for someone else; None: that conversation is not visible to the caller)."""
+    if (principal.kind, principal.public_id) == (ex.principal_kind, ex.principal_id):
+        return
+    if standing is None:
+        raise not_found("execution")
+    require_write_standing(standing, "Stopping an execution needs its principal or write standing on its conversation.")
+
+
+def may_delete_conversation(principal: Principal, ws: Workspace, conv: Conversation, standing: Standing) -> None:
+    """Deleting a conversation is for its creator or the workspace's creator, and needs write standing there."""
+    require_write_standing(standing, "Deleting a conversation needs write standing on it.")
+    if principal.public_id not in (conv.created_by, ws.created_by):
+        raise ApiError(
+            "not_authorized", "Only the conversation's creator or the workspace's creator can delete a conversation."
         )
 
 

@@ -6,7 +6,18 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ApiError, stale
-from ..model import Account, Agent, Conversation, Execution, Human, Member, Speaker, TokenRow, Workspace
+from ..model import (
+    Account,
+    Agent,
+    Anchor,
+    Conversation,
+    Execution,
+    Human,
+    Member,
+    Speaker,
+    TokenRow,
+    Workspace,
+)
 from . import keys
 from .clients import Backend
 from .errors import Refusals, Step, attempt, keyed, read, transact, write_one
@@ -205,6 +216,59 @@ class DirectoryWrites(Backend):
         steps: list[Step] = [("execution", self._new(execution_item(execution))), *index]
         transact(self.ddb, steps, Refusals({"execution": lambda _: taken()}))
 
+    def stop_execution(self, execution: Execution, stopped_by: str, at: float, keep_until: int) -> None:
+        """The stop mark, one unconditional update: the first stop's time and author stay (if_not_exists), so
+        stopping again, or two stops at once, changes nothing anyone reads."""
+        pk, sk = keys.execution_stop(execution.public_id)
+        op = {
+            "TableName": self.table,
+            "Key": keys.wire((pk, sk)),
+            "UpdateExpression": "SET #at = if_not_exists(#at, :at), #by = if_not_exists(#by, :by), #exp = :exp",
+            "ExpressionAttributeNames": {"#at": "stopped_at", "#by": "stopped_by", "#exp": "expires_at"},
+            "ExpressionAttributeValues": {
+                ":at": {"N": str(int(at))},
+                ":by": {"S": stopped_by},
+                ":exp": {"N": str(keep_until)},
+            },
+        }
+        write_one(self.ddb, ("stop", {"Update": op}), Refusals())
+
+    def delete_conversation(self, conversation: Conversation, deleted_by: str, at: float) -> None:
+        """One transaction of three items, whatever the conversation holds: the tombstone on its row (every
+        reader sees it absent from then on, and every commit that moves the row refuses), the mark on its
+        anchor's `#META` row (created if the conversation never held a document) that hands the anchor's
+        rows to the sweeper, and the removal of the workspace's index entry (an export walks no more)."""
+        names = {"#pk": "pk", "#del": "deleted_at"}
+        tombstone = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.conversation(conversation.public_id)),
+            "UpdateExpression": "SET #del = :at, #by = :by",
+            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#del)",
+            "ExpressionAttributeNames": {**names, "#by": "deleted_by"},
+            "ExpressionAttributeValues": {":at": {"N": str(int(at))}, ":by": {"S": deleted_by}},
+        }
+        mark = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.meta(Anchor("conversation", conversation.public_id))),
+            "UpdateExpression": "SET #del = :at",
+            "ExpressionAttributeNames": {"#del": "deleted_at"},
+            "ExpressionAttributeValues": {":at": {"N": str(int(at))}},
+        }
+        room = {
+            "TableName": self.table,
+            "Key": keys.wire(keys.room_conversation(conversation.workspace_id, conversation.public_id)),
+        }
+        steps: list[Step] = [
+            ("conversation", {"Update": tombstone}),
+            ("meta", {"Update": mark}),
+            ("room", {"Delete": room}),
+        ]
+        transact(
+            self.ddb,
+            steps,
+            Refusals({"conversation": lambda _: ApiError("not_found", "No conversation with that id is visible.")}),
+        )
+
     def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None:
         op = {
             "TableName": self.table,
@@ -250,9 +314,10 @@ class DirectoryWrites(Backend):
         `forked_at` marks it as forked from then on (a fork, before it reads the rows it copies). Answers
         the updated row, or None under a keyed request (whose caller settled its answer already)."""
         sets: list[str] = []
-        names = {"#pk": "pk"}
+        # A deleted conversation's tombstone takes no change: it reads as absent, and so is refused as absent.
+        names = {"#pk": "pk", "#del": "deleted_at"}
         values: dict[str, Any] = {}
-        cond = ["attribute_exists(#pk)"]
+        cond = ["attribute_exists(#pk)", "attribute_not_exists(#del)"]
         if forked_at is not None:
             sets.append("#fa = :fa")
             names["#fa"] = "forked_at"
@@ -282,7 +347,7 @@ class DirectoryWrites(Backend):
             raise ValueError("nothing to update")
 
         def refused(old: dict[str, Any] | None) -> ApiError:
-            if old is None:
+            if old is None or old.get("deleted_at") is not None:
                 return ApiError("not_found", "That conversation does not exist.")
             if set_memory_context and old.get("archived"):
                 return ApiError(

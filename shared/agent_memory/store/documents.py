@@ -100,6 +100,9 @@ class Documents(Backend):
             steps.append(("alias", self._bump_op(change.alias)))
         if change.budget is not None:
             steps += self._meter_steps(change.budget)
+        # An execution's change lands only while neither it nor any execution it was spawned from is stopped:
+        # a stop acknowledged before this commit refuses it.
+        steps += [("stopped", self._running_check(execution_id)) for execution_id in change.running]
         # The version's history record rides in the same commit: a version is recorded exactly when its
         # pointer lands, and recording it costs no request.
         if change.version is not None:
@@ -232,9 +235,20 @@ class Documents(Backend):
             op["ExpressionAttributeValues"][":cap"] = {"N": str(max_documents(anchor) - delta)}
         return {"Update": op}
 
+    def _running_check(self, execution_id: str) -> dict[str, Any]:
+        return {
+            "ConditionCheck": {
+                "TableName": self.table,
+                "Key": keys.wire(keys.execution_stop(execution_id)),
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": "pk"},
+            }
+        }
+
     def _bump_op(self, bump: ConversationBump) -> dict[str, Any]:
-        cond = ["attribute_exists(#pk)"]
-        names = {"#pk": "pk", "#cr": "context_revision"}
+        # A deleted conversation's tombstone refuses every change that would move it.
+        cond = ["attribute_exists(#pk)", "attribute_not_exists(#del)"]
+        names = {"#pk": "pk", "#cr": "context_revision", "#del": "deleted_at"}
         values: dict[str, Any] = {":one": {"N": "1"}}
         if bump.refuse_archived:
             cond.append("#ar = :f")
@@ -341,8 +355,9 @@ class Documents(Backend):
                             "TableName": self.table,
                             "Key": keys.wire(keys.conversation(parent_id)),
                             "UpdateExpression": "SET #fa = :fa",
-                            "ConditionExpression": "attribute_exists(#pk)",
-                            "ExpressionAttributeNames": {"#fa": "forked_at", "#pk": "pk"},
+                            # A parent deleted while the fork ran is refused: its rows go to the sweeper.
+                            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#del)",
+                            "ExpressionAttributeNames": {"#fa": "forked_at", "#pk": "pk", "#del": "deleted_at"},
                             "ExpressionAttributeValues": {":fa": {"N": str(int(forked_at))}},
                         }
                     },
@@ -363,15 +378,25 @@ class Documents(Backend):
 
 
 def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
-    """What a refused commit means, most telling first: the budget, then the conversation, then the row."""
+    """What a refused commit means, most telling first: a stop, the budget, then the conversation, then the
+    row."""
     by_role: dict[str, Refusal] = {}
+    # A stop is final: it explains a refusal before anything the caller could retry.
+    if change.running:
+        by_role["stopped"] = lambda _: ApiError(
+            "execution_stopped",
+            "This execution was stopped (itself, or an execution it was spawned from): its tools no longer "
+            "answer and nothing was changed.",
+        )
     if change.budget is not None:
         by_role.update(_budget_refusals(change.budget))
     bump = change.bump
     if bump is not None:
 
         def conversation_refused(old: dict[str, Any] | None) -> ApiError:
-            if old is None:
+            if (old is None or old.get("deleted_at") is not None) and bump.by_execution:
+                return _stopped_by_deletion()
+            if old is None or old.get("deleted_at") is not None:
                 return ApiError("not_found", "That conversation does not exist.")
             if bump.refuse_archived and old.get("archived"):
                 return ApiError("conversation_archived", "The conversation is archived: its memory is read-only.")
@@ -386,7 +411,7 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
     if alias is not None:
 
         def alias_refused(old: dict[str, Any] | None) -> ApiError:
-            if old is None:
+            if old is None or old.get("deleted_at") is not None:
                 return ApiError("memory_scope_unavailable", "The conversation behind that root no longer exists.")
             return ApiError(
                 "conversation_archived", "The conversation behind that root is archived: its memory is read-only."
@@ -423,6 +448,10 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
     # the translator retries it, and every condition above is checked again on each attempt, so a writer
     # whose view went stale meanwhile is still refused as stale.
     return Refusals(by_role, otherwise=stale)
+
+
+def _stopped_by_deletion() -> ApiError:
+    return ApiError("execution_stopped", "This execution's conversation was deleted: its tools no longer answer.")
 
 
 def lease_free_for(writer: Author) -> dict[str, Any]:

@@ -20,12 +20,14 @@ from ..model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
     Account,
     Agent,
+    Ancestor,
     Anchor,
     Attachment,
     Author,
     Conversation,
     Document,
     Execution,
+    ExecutionStop,
     FrozenBinding,
     GitOrigin,
     Human,
@@ -273,6 +275,7 @@ def workspace_item(w: Workspace) -> Item:
             "created_at": w.created_at,
             "tool_provider_overrides": w.tool_provider_overrides,
             "dedup_enabled": None if w.dedup_enabled else False,
+            "created_by": w.created_by,
         }
     )
 
@@ -286,6 +289,7 @@ def workspace_row(item: Item) -> Workspace:
         created_at=it["created_at"],
         tool_provider_overrides=it.get("tool_provider_overrides") or {},
         dedup_enabled=it.get("dedup_enabled") is not False,
+        created_by=it.get("created_by"),
     )
 
 
@@ -355,6 +359,14 @@ def conversation_row(item: Item) -> Conversation:
     )
 
 
+def live_conversation_row(item: Item) -> Conversation | None:
+    """A conversation as every reader sees it: a deleted one (its tombstone) reads as absent, so each of its
+    routes is not_found, an alias of it is an unavailable source, and binding it is refused."""
+    if "deleted_at" in item:
+        return None
+    return conversation_row(item)
+
+
 def frozen_item(b: FrozenBinding) -> dict[str, Any]:
     """An execution's stored root. These keys are the stored schema: rows written before stay readable."""
     out: dict[str, Any] = {"name": b.name, "scope": b.scope, "access": b.access, "anchor_public_id": b.anchor_public_id}
@@ -401,6 +413,8 @@ def execution_item(e: Execution) -> Item:
             "secret_digest": e.secret_digest,
             "principal_name": e.principal_name,
             "mounts": [mount_item(m) for m in e.mounts] or None,
+            "ancestors": [{"execution_id": a.execution_id, "conversation_id": a.conversation_id} for a in e.ancestors]
+            or None,
         }
     )
 
@@ -474,7 +488,23 @@ def execution_row(item: Item) -> Execution:
         secret_digest=it.get("secret_digest"),
         principal_name=it.get("principal_name"),
         mounts=[mount_row(m) for m in it.get("mounts") or []],
+        ancestors=_ancestors(it),
     )
+
+
+def _ancestors(it: dict[str, Any]) -> list[Ancestor]:
+    stored = it.get("ancestors")
+    if stored:
+        return [Ancestor(a["execution_id"], a["conversation_id"]) for a in stored]
+    # A child stored before ancestors were kept names its parent only (its conversation is not known here:
+    # the parent's own stop still reaches it).
+    parent = it.get("parent_id")
+    return [Ancestor(parent, "")] if parent else []
+
+
+def execution_stop_row(item: Item) -> ExecutionStop:
+    it = unmarshal(item)
+    return ExecutionStop(it["pk"][len(keys.EXECUTION) :], float(it.get("stopped_at") or 0), it.get("stopped_by") or "")
 
 
 def _epoch(iso: str) -> int:
@@ -993,13 +1023,14 @@ ROWS: dict[str, Callable[[Item], Any]] = {
     "token": token_row,
     "workspace": workspace_row,
     "member": member_row,
-    "conversation": conversation_row,
+    "conversation": live_conversation_row,
     "agent": agent_row,
     "speaker": speaker_row,
     "human": human_row,
     "account": account_row,
     "document": doc_row,
     "execution": execution_row,
+    "execution_stop": execution_stop_row,
     "idempotency": idempotency_row,
     "memory": memory_row,
     "memory_any": memory_row_any,

@@ -12,8 +12,11 @@ One table holds every item; the partition key names the thing, the sort key the 
     WS#<id>                   WS                 settings (tool_provider_overrides)
     WS#<id>                   MEMBER#<id>        role of a human or agent in the workspace
     WS#<id>                   CONVREF#<id>       a conversation of the workspace (what an export walks)
-    CONV#<id>                 CONV               context_revision, archived, memory_context, answering agent
-    EXEC#<id>                 EXEC               an execution: principal, answerer, subject, frozen bindings, tools
+    CONV#<id>                 CONV               context_revision, archived, memory_context, answering agent;
+                                                 deleted_at once deleted (a tombstone: it reads as absent)
+    EXEC#<id>                 EXEC               an execution: principal, answerer, subject, frozen bindings, tools,
+                                                 ancestors (the executions it was spawned from)
+    EXEC#<id>                 STOP               the execution was stopped: when, by whom (TTL past its descendants)
     ANCHOR#<anchor>           #META              doc_count: the 64-document bound, moved in the same transaction
     ANCHOR#<anchor>           DOC#<path>         a document pointer row -> immutable S3 content key
     ANCHOR#<anchor>           VER#<h>#<version>  one version record of the document at <path> (store/versions.py)
@@ -44,6 +47,11 @@ version behind it would not hold, and the hash keeps a version's key computable 
 number alone, so it rides in a request's first batch read. <version> is the lock_version, zero-padded to
 VERSION_DIGITS so the versions of one path sort by number.
 Content lives in S3 under keys that are never reused, so a read can cache it forever by key.
+
+A deleted conversation's items: its `CONV` row stays as the tombstone; everything else it owns lives under
+`ANCHOR#conversation#<id>` (pointers, version records, and any later kind of the conversation's, such as
+store entries) or in its own `CONV#<id>` partition beside the tombstone, and the sweeper removes every item
+of both once the deletion's mark on the anchor's `#META` row is older than its grace (store/sweeper.py).
 """
 
 from __future__ import annotations
@@ -132,6 +140,10 @@ def conversation(conversation_id: str) -> Key:
 
 def execution(execution_id: str) -> Key:
     return f"{EXECUTION}{execution_id}", "EXEC"
+
+
+def execution_stop(execution_id: str) -> Key:
+    return f"{EXECUTION}{execution_id}", "STOP"
 
 
 def anchor_pk(anchor: Anchor) -> str:
@@ -268,6 +280,8 @@ def ref_key(ref: Ref) -> Key:
             return f"{ANCHOR}{ref.a}", f"{DOC}{ref.b}"
         case "execution":
             return execution(ref.a)
+        case "execution_stop":
+            return execution_stop(ref.a)
         case "idempotency":
             return idempotency(ref.a, ref.b)
         case "memory" | "memory_any":

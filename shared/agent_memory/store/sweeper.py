@@ -1,5 +1,5 @@
 """The content sweeper: removes S3 content versions that no row references any more, the version
-records that no document keeps any more, and the rows of deleted organization Memories.
+records that no document keeps any more, and the rows of deleted organization Memories and conversations.
 
 A write stores its immutable version in S3 before the pointer row commits, so deletes, replaces and
 refused commits all leave versions behind that nothing points at. A document's history rows (`VER#`,
@@ -31,6 +31,14 @@ document still needs, even while writes and forks commit around it:
    the mark is older than the grace period (a promote that read one of its versions before the deletion
    has committed its copy by then, so the scan sees the copy's pointer), every row of the partition is
    deleted, the `#META` row last: a sweep stopped half way leaves the mark, and the next one finishes.
+   A deleted conversation is swept the same way: its deletion marks its anchor's `#META` row
+   (`ANCHOR#conversation#<id>`) in the transaction that tombstones its `CONV` row, and every commit into
+   that anchor moves the conversation row on the condition that it is not tombstoned, so nothing lands
+   there afterwards. Every item of the anchor goes, whatever its kind (pointers, records, any later kind
+   such as store entries), and so does every item of the conversation's own `CONV#<id>` partition but the
+   tombstone itself, which stays: the conversation reads as absent, never as recreatable. A fork's rows
+   are under the fork's own anchor and hold the content keys it shares with its parent, so those objects
+   stay referenced (and a fork in flight during the sweep is in the fork log, step 7).
 5. The references are then every content_key of a pointer (or any other row kind that keeps one) and of
    every live or young record, a swept Memory's rows left out; an orphan's content is referenced only if
    something else holds it (a promoted Memory's file holds the object of the version it copied).
@@ -67,9 +75,12 @@ from botocore.exceptions import ClientError
 from ..model import DEFAULT_VERSIONS_KEPT
 from .forklog import fork_log_partition, fork_log_time
 from .items import unmarshal
-from .keys import DOC, VERSION, parse_version_sk, path_hash
+from .keys import ANCHOR, CONVERSATION, DOC, VERSION, parse_version_sk, path_hash
 
 META = "#META"
+CONVERSATION_ANCHOR = f"{ANCHOR}conversation#"
+# The tombstone a deleted conversation leaves in its own partition: kept, so it never reads as new.
+TOMBSTONE_SK = "CONV"
 
 CONTENT_PREFIX = "content/"
 DEFAULT_GRACE_SECONDS = 15 * 60
@@ -112,6 +123,12 @@ class SweepReport:
     memories_young: int = 0
     memories_eligible: int = 0
     memory_rows_deleted: int = 0
+    # The same for deleted conversations (their anchor's marked `#META` rows); the rows counted are the
+    # anchor's and those beside the tombstone in the conversation's own partition.
+    conversations: int = 0
+    conversations_young: int = 0
+    conversations_eligible: int = 0
+    conversation_rows_deleted: int = 0
     dry_run: bool = False
     grace_seconds: float = DEFAULT_GRACE_SECONDS
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
@@ -300,8 +317,9 @@ def _delete_record(ddb: Any, table: str, record: _Record) -> bool:
     return True
 
 
-def _delete_partition(ddb: Any, table: str, pk: str) -> int:
-    """Delete every row of a deleted Memory's partition, its `#META` row last; how many rows went."""
+def _delete_partition(ddb: Any, table: str, pk: str, keep: str | None = None) -> int:
+    """Delete every row of a deleted Memory's (or conversation's) partition, its `#META` row last, the row
+    whose sort key is `keep` left in place; how many rows went."""
     rows: list[dict[str, Any]] = []
     for page in _pages(
         ddb.query,
@@ -313,6 +331,7 @@ def _delete_partition(ddb: Any, table: str, pk: str) -> int:
         ConsistentRead=True,
     ):
         rows += page.get("Items", [])
+    rows = [item for item in rows if item["sk"]["S"] != keep]
     rows.sort(key=lambda item: item["sk"]["S"] == META)
     for item in rows:
         ddb.delete_item(TableName=table, Key={"pk": item["pk"], "sk": item["sk"]})
@@ -357,9 +376,13 @@ def sweep(
     # Deleted Memories marked before the grace period: no commit can land in them any more, and a promote
     # that copied one of their versions has committed its pointer, which the scan has seen.
     swept = {pk for pk, at in scanned.deleted.items() if at <= cutoff}
-    report.memories = len(scanned.deleted)
-    report.memories_young = len(scanned.deleted) - len(swept)
-    report.memories_eligible = len(swept)
+    conversations = {pk for pk in scanned.deleted if pk.startswith(CONVERSATION_ANCHOR)}
+    report.memories = len(scanned.deleted) - len(conversations)
+    report.memories_eligible = len(swept - conversations)
+    report.memories_young = report.memories - report.memories_eligible
+    report.conversations = len(conversations)
+    report.conversations_eligible = len(swept & conversations)
+    report.conversations_young = report.conversations - report.conversations_eligible
     referenced = scanned.held(swept)
     orphans: list[_Record] = []
     judged = [r for r in scanned.records if r.pk not in swept]
@@ -385,8 +408,14 @@ def sweep(
             if record.content_key is not None:
                 referenced.add(record.content_key)
         # Rows before objects: once a deleted Memory's rows are gone, what only they held is unreferenced.
-        for pk in sorted(swept):
+        for pk in sorted(swept - conversations):
             report.memory_rows_deleted += _delete_partition(ddb, table, pk)
+        for pk in sorted(swept & conversations):
+            # The conversation's own partition first, its tombstone kept; the anchor's `#META` mark goes last
+            # of all, so a sweep stopped anywhere here is finished by the next one.
+            own = f"{CONVERSATION}{pk[len(CONVERSATION_ANCHOR) :]}"
+            report.conversation_rows_deleted += _delete_partition(ddb, table, own, keep=TOMBSTONE_SK)
+            report.conversation_rows_deleted += _delete_partition(ddb, table, pk)
     if settle_seconds:
         sleep(settle_seconds)
     forked = fork_logged_keys(ddb, table, started - settle_seconds, clock())

@@ -124,6 +124,16 @@ def archive_conversation(req: Request) -> Reply:
     )
 
 
+def delete_conversation(req: Request) -> Reply:
+    p = req.params
+    return answered(
+        no_content,
+        lambda: services.directory().delete_conversation(
+            req.token, p["workspace_public_id"], p["conversation_public_id"]
+        ),
+    )
+
+
 def fork_conversation(req: Request) -> Reply:
     p = req.params
     return answered(

@@ -40,6 +40,13 @@ def _execution(new: NewExecution) -> Reply:
     return Reply(201, {"execution": views.execution(new.execution), "secret": new.secret})
 
 
+def stop_execution(req: Request) -> Reply:
+    return answered(
+        lambda ex: Reply(200, {"execution": views.execution(ex, stopped=True)}),
+        lambda: services.executions().stop(req.token, req.params["execution_public_id"]),
+    )
+
+
 def _tool_result(result: ToolResult) -> Reply:
     return Reply(200, views.tool_result(result))
 
