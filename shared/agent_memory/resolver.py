@@ -547,6 +547,8 @@ class Resolver:
         ctx = Context(self.store, principal, "execution", {}, ws, conv, got)
         # Second round: the sender's standing rows, the answerer, the sender's subject, aliases and subjects.
         need = _host_refs(sender.workspace_id, principal.public_id, sender.conversation_id)
+        # Whether the sender (or one it was spawned from) was stopped: a stopped execution sends nothing.
+        need += _lineage_refs(sender)
         if conv.answering_agent_id:
             need.append(Ref.agent(conv.answering_agent_id))
         if sender.speaker_id:
@@ -561,6 +563,7 @@ class Resolver:
             principal, sender, access.conversation_standing(principal, sender_ws, sender_member, sender_conv)
         )
         access.unexpired(sender, time.time())
+        access.not_stopped(sender, got)
         # Completion continues with the captured subject: the mail keeps the sender's.
         subject: Speaker | None = got.get(Ref.speaker(sender.speaker_id)) if sender.speaker_id else None
         agent: Agent | None = got.get(Ref.agent(conv.answering_agent_id)) if conv.answering_agent_id else None

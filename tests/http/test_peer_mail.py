@@ -386,6 +386,12 @@ def test_an_expired_sender_sends_nothing(run: Run) -> None:
     assert code(send(run, sender, run.conversation())) == (409, "execution_expired")
 
 
+def test_a_stopped_sender_sends_nothing(run: Run) -> None:
+    sender = run.execution()
+    assert run.api.post(f"/executions/{sender['public_id']}/stop", run.principal(sender), {}).status_code == 200
+    assert code(send(run, sender, run.conversation())) == (409, "execution_stopped")
+
+
 def test_an_archived_receiver_accepts_no_mail(run: Run) -> None:
     sender = run.execution()
     receiver = run.conversation()
