@@ -16,8 +16,8 @@ from . import idempotency
 from .bindings import parse_bindings
 from .budget import Budgets
 from .context import Context
-from .entries import page_refs as entry_page_refs
 from .contract import NAME_RULES
+from .entries import page_refs as entry_page_refs
 from .errors import ApiError
 from .idempotency import settle
 from .ids import PresentedToken, digests_equal, mint_token, now_iso, uuid7

@@ -133,9 +133,7 @@ class MergeService:
         if child is None:
             raise access.not_found("conversation")
         if child.parent_public_id is None:
-            raise ApiError(
-                "validation_failed", "This conversation is not a fork: it has no parent to merge into."
-            )
+            raise ApiError("validation_failed", "This conversation is not a fork: it has no parent to merge into.")
         parent_ref = Ref.conversation(child.parent_public_id)
         ctx.fetch([parent_ref])
         parent: Conversation | None = ctx.loaded.get(parent_ref)
@@ -163,9 +161,7 @@ class MergeService:
         if plan.conflicts:
             raise _conflict(plan.conflicts)
         landed = [f"conversation/{c.rest}" for c in plan.changes]
-        count = len(listed[parent_anchor]) + sum(
-            (c.expected is None) - (c.new is None) for c in plan.changes
-        )
+        count = len(listed[parent_anchor]) + sum((c.expected is None) - (c.new is None) for c in plan.changes)
         if count > MAX_DOCUMENTS_PER_ANCHOR:
             raise ApiError(
                 "memory_full",

@@ -113,7 +113,11 @@ def version(v: Version, path: str) -> Json:
 
 def merged_from(m: MergedFrom) -> Json:
     """The fork's version a merge landed."""
-    return {"conversation_public_id": m.conversation_public_id, "public_id": m.public_id, "lock_version": m.lock_version}
+    return {
+        "conversation_public_id": m.conversation_public_id,
+        "public_id": m.public_id,
+        "lock_version": m.lock_version,
+    }
 
 
 def promoted_from(p: PromotedFrom) -> Json:

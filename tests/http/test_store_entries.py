@@ -18,8 +18,12 @@ def url(ws: str, conv: str, verb: str = "") -> str:
     return f"/workspaces/{ws}/conversations/{conv}/store_entries{verb}"
 
 
-def put(api: Api, who: Who, ws: str, conv: str, key: Any, value: Any, expected: Any = None, **kw: Any) -> requests.Response:
-    return api.post(url(ws, conv), who, {"entry": {"key": key, "value": value, "expected_lock_version": expected}}, **kw)
+def put(
+    api: Api, who: Who, ws: str, conv: str, key: Any, value: Any, expected: Any = None, **kw: Any
+) -> requests.Response:
+    return api.post(
+        url(ws, conv), who, {"entry": {"key": key, "value": value, "expected_lock_version": expected}}, **kw
+    )
 
 
 def show(api: Api, who: Who, ws: str, conv: str, key: Any) -> requests.Response:

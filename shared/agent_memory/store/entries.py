@@ -59,7 +59,9 @@ class Entries(Documents):
             steps += self._meter_steps(budget)
 
         def page_refused(old: dict[str, Any] | None) -> ApiError:
-            if (old or {}).get(f"{ENTRY_ATTRIBUTE}{key}") is None and int((old or {}).get("n") or 0) >= ENTRIES_PER_PAGE:
+            if (old or {}).get(f"{ENTRY_ATTRIBUTE}{key}") is None and int(
+                (old or {}).get("n") or 0
+            ) >= ENTRIES_PER_PAGE:
                 raise EntryPageFull
             return _stale(key)
 

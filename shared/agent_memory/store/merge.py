@@ -44,8 +44,12 @@ class Merges(Documents):
         copied = [c.new.content_key for c in changes if c.new is not None]
         if copied:
             # The sweeper's scan is no snapshot: like a fork, a merge points at versions of any age.
-            steps.append(("forklog", {"Put": {"TableName": self.table, "Item": marshal(fork_log_item(parent_id, copied))}}))
-        records: list[Step] = [("version", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in versions]
+            steps.append(
+                ("forklog", {"Put": {"TableName": self.table, "Item": marshal(fork_log_item(parent_id, copied))}})
+            )
+        records: list[Step] = [
+            ("version", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in versions
+        ]
         meters: list[Step] = [] if budget is None else self._meter_steps(budget)
         refusals = _merge_refusals(budget, max_documents(anchor))
         if len(steps) + len(records) + len(meters) + 1 <= TRANSACTION_ITEMS:
@@ -53,7 +57,12 @@ class Merges(Documents):
             return
         if records or meters:
             # Not the decisive commit: the keyed request's record rides in the pointers' transaction.
-            transact(self.ddb, [*meters, *records], Refusals({} if budget is None else _budget_refusals(budget)), decisive=False)
+            transact(
+                self.ddb,
+                [*meters, *records],
+                Refusals({} if budget is None else _budget_refusals(budget)),
+                decisive=False,
+            )
         transact(self.ddb, steps, refusals)
 
 

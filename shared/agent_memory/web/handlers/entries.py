@@ -50,7 +50,9 @@ def _merged(out: MergeResult) -> Reply:
 
 def merge_conversation(req: Request) -> Reply:
     m = parsed(req, MergeConversation).merge
-    strategy: Strategy = "prefer_child" if m.strategy == "prefer_child" else (
-        "prefer_parent" if m.strategy == "prefer_parent" else "fail"
+    strategy: Strategy = (
+        "prefer_child"
+        if m.strategy == "prefer_child"
+        else ("prefer_parent" if m.strategy == "prefer_parent" else "fail")
     )
     return answered(_merged, lambda: services.merges().merge(req.token, *_ids(req), m.into, strategy))
