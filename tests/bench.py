@@ -687,7 +687,8 @@ def _fork(w: World, i: int) -> Step:
 def _unfork(w: World, i: int, out: dict[str, Any]) -> None:
     child = out["conversation"]["public_id"]
     anchor = f"ANCHOR#conversation#{child}"
-    keys = [("CONV#" + child, "CONV"), (anchor, "#META")] + [(anchor, f"DOC#f-{k:02d}.md") for k in range(FORK_DOCS)]
+    keys = [("CONV#" + child, "CONV"), (anchor, "#META"), (anchor, "FORKBASE")]
+    keys += [(anchor, f"DOC#f-{k:02d}.md") for k in range(FORK_DOCS)]
     # And the child's history: one `fork` record per copy, at the parent's lock_version (0)
     keys += [store_keys.version(Anchor("conversation", child), f"f-{k:02d}.md", 0) for k in range(FORK_DOCS)]
     ddb = aws_clients()[0]

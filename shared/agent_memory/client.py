@@ -152,6 +152,8 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
 
     class MemoryVersionNotFound(MemoryApiError): ...
 
+    class StoreEntryNotFound(MemoryApiError): ...
+
     class StaleObject(MemoryApiError): ...
 
     class ConversationArchived(MemoryApiError): ...
@@ -173,6 +175,8 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
     class IdempotencyConflict(MemoryApiError): ...
 
     class IdempotencyInProgress(MemoryApiError): ...
+
+    class MergeConflict(MemoryApiError): ...
 
     class MemoryPathInvalid(MemoryApiError): ...
 
@@ -207,6 +211,10 @@ if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a tes
     class MemoryLeased(MemoryApiError): ...
 
     class MemorySourceUnavailable(MemoryApiError): ...
+
+    class StoreFull(MemoryApiError): ...
+
+    class StoreEntryTooLarge(MemoryApiError): ...
 
     class RateLimited(MemoryApiError): ...
 
@@ -476,6 +484,40 @@ class MemoryClient:
         """Delete a conversation (its creator or the workspace's creator): from then on it is not_found,
         an alias of it is unavailable and its executions are stopped. Its forks are untouched."""
         self.call("delete_conversation", _conv(workspace, conversation), {})
+
+    def merge_conversation(
+        self,
+        workspace: str,
+        conversation: str,
+        *,
+        strategy: Literal["fail", "prefer_child", "prefer_parent"] = "fail",
+    ) -> dict[str, Any]:
+        """Fold a fork's conversation/ documents back into its parent, three-way: {"landed", "kept",
+        "conversation"}. A conflict under "fail" raises MergeConflict (its details name each path)."""
+        body = {"merge": {"into": "parent", "strategy": strategy}}
+        return _dict(self.call("merge_conversation", _conv(workspace, conversation), body)["merge"])
+
+    # ---- a conversation's store entries (client state no prompt reads) ---------------------------
+
+    def list_store_entries(self, workspace: str, conversation: str) -> list[dict[str, Any]]:
+        """Every entry's key, lock_version, bytesize and updated_at (no values)."""
+        out = self.call("conversation_store_entries_list", _conv(workspace, conversation))["entries"]
+        return cast(list[dict[str, Any]], out)
+
+    def show_store_entry(self, workspace: str, conversation: str, key: str) -> dict[str, Any]:
+        body = {"entry": {"key": key}}
+        return _dict(self.call("conversation_store_entry_show", _conv(workspace, conversation), body)["entry"])
+
+    def write_store_entry(
+        self, workspace: str, conversation: str, key: str, value: Any, expected_lock_version: int | None
+    ) -> dict[str, Any]:
+        """Create (expected_lock_version None: only while absent) or replace an entry; any JSON value."""
+        body = {"entry": {"key": key, "value": value, "expected_lock_version": expected_lock_version}}
+        return _dict(self.call("conversation_store_entry_write", _conv(workspace, conversation), body)["entry"])
+
+    def delete_store_entry(self, workspace: str, conversation: str, key: str, expected_lock_version: int) -> None:
+        body = {"entry": {"key": key, "expected_lock_version": expected_lock_version}}
+        self.call("conversation_store_entry_delete", _conv(workspace, conversation), body)
 
     def memory_block(
         self,

@@ -210,6 +210,42 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="CreateSpeaker",
         status=201,
     ),
+    # ---- a conversation's store entries, and merging a fork back ----
+    _r("conversation_store_entries_list", "GET", f"{CONV}/store_entries", "read", "entries:list_entries"),
+    _r(
+        "conversation_store_entry_write",
+        "POST",
+        f"{CONV}/store_entries",
+        "write",
+        "entries:write_entry",
+        request="StoreEntryWrite",
+        status=201,
+    ),
+    _r(
+        "conversation_store_entry_show",
+        "POST",
+        f"{CONV}/store_entries/show",
+        "read",
+        "entries:show_entry",
+        request="StoreEntryShow",
+    ),
+    _r(
+        "conversation_store_entry_delete",
+        "POST",
+        f"{CONV}/store_entries/delete",
+        "write",
+        "entries:delete_entry",
+        request="StoreEntryDelete",
+        status=204,
+    ),
+    _r(
+        "merge_conversation",
+        "POST",
+        f"{CONV}/merge",
+        "write",
+        "entries:merge_conversation",
+        request="MergeConversation",
+    ),
     # ---- the conversation door ----
     _r(
         "conversation_memory_list",

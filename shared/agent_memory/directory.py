@@ -17,6 +17,7 @@ from .bindings import parse_bindings
 from .budget import Budgets
 from .context import Context
 from .contract import NAME_RULES
+from .entries import page_refs as entry_page_refs
 from .errors import ApiError
 from .idempotency import settle
 from .ids import PresentedToken, digests_equal, mint_token, now_iso, uuid7
@@ -25,6 +26,7 @@ from .model import (
     Agent,
     Anchor,
     Conversation,
+    ForkBase,
     Human,
     Member,
     Principal,
@@ -285,7 +287,10 @@ class Directory:
         all or nothing and costs no content bytes: both sides point at the same immutable versions, and any
         later write on either side makes a new version the other never sees.
         """
-        parent_state = _state(self.resolver.conversation(presented, ws_id, conv_id, write=True))
+        # The parent's store entry pages ride in the first batch: the child's transaction copies them.
+        pages = entry_page_refs(conv_id)
+        parent_ctx = self.resolver.conversation(presented, ws_id, conv_id, write=True, extra=pages)
+        parent_state = _state(parent_ctx)
         parent = parent_state.conversation
         # The parent is marked forked before its rows are read: a redaction there that reads the mark keeps
         # the bytes this fork may copy, and one that read the parent before it can only scrub a version
@@ -316,7 +321,10 @@ class Directory:
         # Same workspace, same answerer, same caller: the child resolves from the rows already loaded.
         state = _state(self.resolver.child_context(parent_state.context, child))
         settle(state)
-        self.store.fork_conversation(child, documents, versions, budget, now)
+        # The base a merge of the child will need: each copied document's pair, kept with the child.
+        base = ForkBase(child.public_id, parent.public_id, {d.rest: (d.public_id, d.lock_version) for d in documents})
+        entry_pages = [page for ref in pages if (page := parent_ctx.loaded.get(ref)) is not None]
+        self.store.fork_conversation(child, documents, versions, budget, now, entry_pages, base)
         return state
 
     def replace_memory_context(

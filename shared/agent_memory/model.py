@@ -309,6 +309,15 @@ class PromotedFrom:
     promoted_at: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class MergedFrom:
+    """The child's version a merge landed: which fork, which document, which version."""
+
+    conversation_public_id: str
+    public_id: str
+    lock_version: int
+
+
 @dataclass(slots=True)
 class Version:
     """One immutable version of a document, as its history records it.
@@ -341,6 +350,8 @@ class Version:
     # Its object was handed to another anchor without a copy (a promote into a new Memory): a redaction
     # here never deletes the bytes at once; the sweeper does once no row holds them.
     handed_off: bool = False
+    # The fork's version a merge landed on its parent (merge.py): None for every other operation.
+    merged_from: MergedFrom | None = None
 
     @property
     def redacted(self) -> bool:
@@ -703,3 +714,65 @@ class RunLine:
     consolidated: bool
     claimed_by: str | None
     claimed_until: float
+
+
+# ---- conversation store entries and merges -------------------------------------------------------------
+
+# A conversation's store entries (entries.py): client state no prompt reads.
+MAX_STORE_ENTRIES = 64
+MAX_STORE_ENTRY_BYTES = 16 * 1024
+# They live in ENTRY_PAGES items of at most ENTRIES_PER_PAGE entries each (store/keys.py, docs/decisions.md).
+ENTRY_PAGES = 4
+ENTRIES_PER_PAGE = MAX_STORE_ENTRIES // ENTRY_PAGES
+# What a store entry's key may be (inputs/conversations.py and entries.py match it with \Z).
+STORE_ENTRY_KEY = r"[A-Za-z0-9._:-]{1,128}"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreEntry:
+    """One store entry: its key, its version, its value as compact JSON text and that text's size."""
+
+    key: str
+    lock_version: int
+    value_json: str
+    bytesize: int
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPage:
+    """One of a conversation's entry pages as read: its number and the entries it holds, by key."""
+
+    conversation_id: str
+    number: int
+    entries: dict[str, StoreEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class ForkBase:
+    """What a fork copied: each conversation/ document's (public_id, lock_version) by path at the fork,
+    kept with the child so a merge knows the base of a document either side has since changed or deleted."""
+
+    conversation_id: str
+    parent_public_id: str
+    documents: dict[str, tuple[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeChange:
+    """One path a merge changes on the parent: the pair it expects there (None: absent) and the row it
+    leaves (None: deleted)."""
+
+    rest: str
+    expected: tuple[str, int] | None
+    new: Document | None
+
+
+@dataclass(frozen=True, slots=True)
+class MergeConflict:
+    """A path changed on both sides to different content: each side's pair, None where absent."""
+
+    path: str
+    base: tuple[str, int] | None
+    parent: tuple[str, int] | None
+    child: tuple[str, int] | None

@@ -23,7 +23,7 @@ from .tools import SCHEMA_FORMATS
 Json = dict[str, Any]
 
 # Where the contract's request model names live: each route imports only its own area's module.
-_INPUT_MODULES = ("directory", "memory", "executions", "memories", "records")
+_INPUT_MODULES = ("directory", "memory", "executions", "memories", "records", "conversations")
 _REF = "#/components/schemas/{model}"
 
 ERROR_SCHEMA: Json = {

@@ -17,17 +17,21 @@ from .model import (
     Conversation,
     Document,
     DocumentChange,
+    EntryPage,
     Execution,
+    ForkBase,
     Human,
     Lease,
     Member,
     MemoryDefault,
     MemoryReference,
     MemoryStats,
+    MergeChange,
     OrgMemory,
     Quarantine,
     RunLine,
     Speaker,
+    StoreEntry,
     TokenRow,
     TypedRecord,
     Version,
@@ -127,6 +131,16 @@ class Ref:
     def version(anchor: Anchor, rest: str, lock_version: int) -> Ref:
         return Ref("version", anchor.key, f"{lock_version}#{rest}")
 
+    @staticmethod
+    def entry_page(conversation_id: str, number: int) -> Ref:
+        """One of a conversation's store entry pages (an EntryPage, or None while it holds nothing)."""
+        return Ref("entry_page", conversation_id, str(number))
+
+    @staticmethod
+    def fork_base(conversation_id: str) -> Ref:
+        """What a fork copied (a ForkBase), kept with the child."""
+        return Ref("fork_base", conversation_id)
+
 
 class DuplicateClaimed(Exception):
     """An append's exact-duplicate claim is held by another record: the append is a mention of it."""
@@ -138,6 +152,10 @@ class DuplicateClaimed(Exception):
 
 class RecordMoved(Exception):
     """The record an append was being counted into changed before the commit: check the append again."""
+
+
+class EntryPageFull(Exception):
+    """The entry page a create chose filled up meanwhile (another create landed there): choose again."""
 
 
 class Store(Protocol):
@@ -248,9 +266,36 @@ class Store(Protocol):
         versions: list[Version],
         budget: WriteBudget | None,
         forked_at: float,
+        entry_pages: list[EntryPage] | None = None,
+        base: ForkBase | None = None,
     ) -> None:
         """Create the child conversation and copies of the pointer rows in one transaction (its first
-        history records and the write budget go in one request before it)."""
+        history records and the write budget go in one request before it); the parent's store entry pages
+        and the fork's base ride in the child's transaction."""
+        ...
+
+    # --- conversation store entries (store/entries.py) ---
+    def write_entry(
+        self, conversation_id: str, page: int, entry: StoreEntry, expected: int | None, budget: WriteBudget | None
+    ) -> None:
+        """Create (expected None) or replace one entry in one page; stale_object, conversation_archived,
+        or EntryPageFull when the page it chose filled up meanwhile."""
+        ...
+
+    def delete_entry(
+        self, conversation_id: str, page: int, key: str, expected: int, budget: WriteBudget | None
+    ) -> None: ...
+
+    # --- merges (store/merge.py) ---
+    def merge_into(
+        self,
+        parent_id: str,
+        changes: list[MergeChange],
+        versions: list[Version],
+        expected_context_revision: int,
+        budget: WriteBudget | None,
+    ) -> None:
+        """Land a merge's changes on the parent in one conditional commit (stale_object if it moved)."""
         ...
 
     # --- versions ---

@@ -246,10 +246,12 @@ class Resolver:
         write: bool = False,
         late_paths: bool = True,
         versions: tuple[int, ...] = (),
+        extra: tuple[Ref, ...] = (),
     ) -> Context:
+        """`extra` rows ride in the first batch too (a conversation's store entry pages, a fork's base)."""
         presented = require_token(presented)
         pid = presented.principal_id
-        refs = _host_refs(workspace_id, pid, conversation_id)
+        refs = _host_refs(workspace_id, pid, conversation_id) + list(extra)
         if presented.principal_kind == "agent":
             refs.append(Ref.agent(pid))
         if speaker_selector:

@@ -25,11 +25,13 @@ from .model import (
     Lease,
     Located,
     Member,
+    MergedFrom,
     Mount,
     PromotedFrom,
     Quarantine,
     ShownVersion,
     Speaker,
+    StoreEntry,
     ToolResult,
     TypedRecord,
     Version,
@@ -101,11 +103,21 @@ def version(v: Version, path: str) -> Json:
         "promoted_from": None if p is None else promoted_from(p),
         "promoted_by": author(v.author) if v.operation == "promote" else None,
         "forked_from": None if v.forked_from is None else {"conversation_public_id": v.forked_from},
+        "merged_from": None if v.merged_from is None else merged_from(v.merged_from),
         "redacted": v.redacted,
         "redacted_at": v.redacted_at,
         "redacted_by": None if v.redacted_by is None else author(v.redacted_by),
         "pii": list(v.pii),
         "quarantine": quarantine(v.quarantine),
+    }
+
+
+def merged_from(m: MergedFrom) -> Json:
+    """The fork's version a merge landed."""
+    return {
+        "conversation_public_id": m.conversation_public_id,
+        "public_id": m.public_id,
+        "lock_version": m.lock_version,
     }
 
 
@@ -455,3 +467,20 @@ def consolidation(c: Consolidation) -> Json:
 def record_lines(page: ExportPage) -> str:
     """An export page as NDJSON: one record a line, in the shape a read by id answers (already masked)."""
     return "".join(json.dumps(record(r), ensure_ascii=False) + "\n" for r in page.records)
+
+
+# ---- a conversation's store entries and merges -----------------------------------------------------
+
+
+def store_entry(e: StoreEntry, *, value: bool = False) -> Json:
+    """An entry as the listing shows it; with `value` as show and write answer it."""
+    import json
+
+    out: Json = {"key": e.key, "lock_version": e.lock_version, "bytesize": e.bytesize, "updated_at": e.updated_at}
+    if value:
+        out["value"] = json.loads(e.value_json)
+    return out
+
+
+def merged(landed: list[str], kept: list[str], parent: Conversation, ctx: Context) -> Json:
+    return {"merge": {"landed": landed, "kept": kept, "conversation": conversation(parent, ctx)}}

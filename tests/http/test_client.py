@@ -91,6 +91,9 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
         "tools": [],
         "skills": [],
         "token": "t",
+        "entries": [],
+        "entry": {"key": "k"},
+        "merge": {"landed": [], "kept": []},
     }
     server = scripted(Reply(200, everything))
     client = MemoryClient(server.url, "am_h_x_y", operator_key="k", backoff=0.0)
@@ -107,6 +110,11 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     client.archive_conversation(WS, CONV)
     client.replace_memory_context(WS, CONV, None)
     client.fork_conversation(WS, CONV)
+    client.merge_conversation(WS, CONV)
+    client.list_store_entries(WS, CONV)
+    client.show_store_entry(WS, CONV, "k")
+    client.write_store_entry(WS, CONV, "k", {"a": 1}, None)
+    client.delete_store_entry(WS, CONV, "k", 0)
     client.delete_conversation(WS, CONV)
     client.memory_block(WS, CONV)
     client.list_skills(WS, CONV)

@@ -13,8 +13,10 @@ from ..settings import settings
 from .clients import aws_clients
 from .content import CACHE, Content
 from .directory import DirectoryWrites
+from .entries import Entries
 from .idempotency import IdempotencyRecords
 from .memories import Memories
+from .merge import Merges
 from .reads import Reads
 from .records import Records
 from .versions import Versions
@@ -22,7 +24,7 @@ from .versions import Versions
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 
 
-class DynamoStore(Reads, DirectoryWrites, Versions, Memories, Records, Content, IdempotencyRecords):
+class DynamoStore(Reads, DirectoryWrites, Versions, Memories, Records, Entries, Merges, Content, IdempotencyRecords):
     """The production store: one DynamoDB table and one S3 bucket (implements `ports.Store`)."""
 
 

@@ -15,6 +15,8 @@ from ..model import (
     ConversationBump,
     Document,
     DocumentChange,
+    EntryPage,
+    ForkBase,
     Meter,
     Version,
     VersionCheck,
@@ -32,6 +34,8 @@ from .items import (
     conversation_item,
     doc_item,
     doc_row,
+    entry_page_item,
+    fork_base_item,
     marshal,
     meta_item,
     room_entry_item,
@@ -305,8 +309,13 @@ class Documents(Backend):
         versions: list[Version],
         budget: WriteBudget | None,
         forked_at: float,
+        entry_pages: list[EntryPage] | None = None,
+        base: ForkBase | None = None,
     ) -> None:
         """Create the child conversation and copies of the pointer rows in one transaction.
+
+        The parent's store entry pages (at most ENTRY_PAGES items) and the fork's base (one item: each
+        copied document's pair, for a later merge) ride in that same transaction.
 
         The child's first history records (one `fork` version per document) go first, in a transaction of
         their own with the write budget's meters: with the pointer rows they would pass DynamoDB's 100
@@ -363,6 +372,13 @@ class Documents(Backend):
                     },
                 )
             )
+        steps += [
+            ("entries", {"Put": {"TableName": self.table, "Item": entry_page_item(p, child.public_id)}})
+            for p in entry_pages or ()
+            if p.entries
+        ]
+        if base is not None:
+            steps.append(("base", {"Put": {"TableName": self.table, "Item": fork_base_item(base)}}))
         # Only the child's own row is conditioned; contention is retried by the translator, and any other
         # cancellation stays the 500 it is.
         transact(

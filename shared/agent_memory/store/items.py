@@ -26,8 +26,10 @@ from ..model import (
     Author,
     Conversation,
     Document,
+    EntryPage,
     Execution,
     ExecutionStop,
+    ForkBase,
     FrozenBinding,
     GitOrigin,
     Human,
@@ -37,6 +39,7 @@ from ..model import (
     MemoryDefault,
     MemoryReference,
     MemoryStats,
+    MergedFrom,
     Mount,
     OrgMemory,
     PromotedFrom,
@@ -44,6 +47,7 @@ from ..model import (
     RecordClaim,
     RunLine,
     Speaker,
+    StoreEntry,
     TokenRow,
     TypedRecord,
     Version,
@@ -629,6 +633,13 @@ def version_item(v: Version) -> Item:
         out["promoted_from"] = promoted_attribute(v.promoted_from)
     if v.redacted_by is not None:
         out.update(_author_attributes(v.redacted_by, "redacted_by"))
+    if v.merged_from is not None:
+        m = v.merged_from
+        out["merged_from"] = {
+            "conversation_public_id": m.conversation_public_id,
+            "public_id": m.public_id,
+            "lock_version": m.lock_version,
+        }
     return marshal(out)
 
 
@@ -658,7 +669,14 @@ def version_row(item: Item, anchor: Anchor, rest: str) -> Version:
         pii=_pii(it),
         quarantine=_quarantine(it),
         handed_off=bool(it.get("handed_off")),
+        merged_from=_merged(it.get("merged_from")),
     )
+
+
+def _merged(raw: Any) -> MergedFrom | None:
+    if not isinstance(raw, dict):
+        return None
+    return MergedFrom(str(raw["conversation_public_id"]), str(raw["public_id"]), int(raw["lock_version"]))
 
 
 def promoted_attribute(p: PromotedFrom) -> dict[str, Any]:
@@ -1008,6 +1026,65 @@ def run_line_row(item: Item) -> RunLine:
     )
 
 
+# ---- conversation store entries and fork bases ---------------------------------------------------------
+
+# A store entry is a top-level attribute of its page item, named by this prefix and its key.
+ENTRY_ATTRIBUTE = "E:"
+
+
+def entry_attribute(e: StoreEntry) -> dict[str, Any]:
+    """One entry as its page holds it (wire format): the value as compact JSON text, never queried."""
+    return {
+        "M": {
+            "v": {"S": e.value_json},
+            "lv": {"N": str(e.lock_version)},
+            "b": {"N": str(e.bytesize)},
+            "t": {"S": e.updated_at},
+        }
+    }
+
+
+def entry_page_row(item: Item) -> EntryPage:
+    conversation_id = Anchor.from_key(item["pk"]["S"][len(keys.ANCHOR) :]).owner_id
+    number = int(item["sk"]["S"][len(keys.ENTRY_PAGE) :])
+    entries: dict[str, StoreEntry] = {}
+    for name, raw in item.items():
+        if not name.startswith(ENTRY_ATTRIBUTE):
+            continue
+        m = raw["M"]
+        key = name[len(ENTRY_ATTRIBUTE) :]
+        entries[key] = StoreEntry(key, int(m["lv"]["N"]), m["v"]["S"], int(m["b"]["N"]), m["t"]["S"])
+    return EntryPage(conversation_id, number, entries)
+
+
+def entry_page_item(page: EntryPage, conversation_id: str | None = None) -> Item:
+    """A page item whole, under `conversation_id` instead of its own when given (a fork's copy)."""
+    pk, sk = keys.entry_page(conversation_id or page.conversation_id, page.number)
+    item: Item = {"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": str(len(page.entries))}}
+    for key, e in page.entries.items():
+        item[f"{ENTRY_ATTRIBUTE}{key}"] = entry_attribute(e)
+    return item
+
+
+def fork_base_item(base: ForkBase) -> Item:
+    pk, sk = keys.fork_base(base.conversation_id)
+    return marshal(
+        {
+            "pk": pk,
+            "sk": sk,
+            "parent_public_id": base.parent_public_id,
+            "documents": {rest: {"p": pid, "v": lv} for rest, (pid, lv) in base.documents.items()},
+        }
+    )
+
+
+def fork_base_row(item: Item) -> ForkBase:
+    it = unmarshal(item)
+    conversation_id = Anchor.from_key(it["pk"][len(keys.ANCHOR) :]).owner_id
+    docs = {rest: (str(d["p"]), int(d["v"])) for rest, d in (it.get("documents") or {}).items()}
+    return ForkBase(conversation_id, str(it.get("parent_public_id") or ""), docs)
+
+
 def read_row(ref: Ref, item: Item) -> Any:
     """The row object a batch read answers for one ref."""
     if ref.kind == "version":
@@ -1038,4 +1115,6 @@ ROWS: dict[str, Callable[[Item], Any]] = {
     "record": record_row,
     "record_claim": record_claim_row,
     "record_band": record_band_row,
+    "entry_page": entry_page_row,
+    "fork_base": fork_base_row,
 }

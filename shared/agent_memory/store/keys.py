@@ -20,6 +20,8 @@ One table holds every item; the partition key names the thing, the sort key the 
     ANCHOR#<anchor>           #META              doc_count: the 64-document bound, moved in the same transaction
     ANCHOR#<anchor>           DOC#<path>         a document pointer row -> immutable S3 content key
     ANCHOR#<anchor>           VER#<h>#<version>  one version record of the document at <path> (store/versions.py)
+    ANCHOR#conversation#<c>   ENTRIES#<n>        store entries of conversation <c>, page n of ENTRY_PAGES (entries.py)
+    ANCHOR#conversation#<c>   FORKBASE           a fork's base: each copied document's (public_id, lock_version)
     RATE#<principal>          MIN#<minute>       writes counted this minute (the write budget; expires by TTL)
     FORKLOG#<utc hour>        <time>#<child>     content keys a fork copied, for the sweeper (expires by TTL)
     IDEM#<scope>#<key hash>   IDEM               a keyed request's fingerprint and recorded answer (expires by TTL)
@@ -36,6 +38,10 @@ One table holds every item; the partition key names the thing, the sort key the 
     RECDUP#<ws>#<group>       C#<digest>         the exact-duplicate claim on a normalised text (claimed_until; TTL)
     RECBAND#<ws>#<group>      B#<band key>       the ids of the records whose MinHash band has that value
     RECRUN#<ws>#<run hash>    <record id>        a Session raw line of a run, and whether it was consolidated
+
+A conversation's store entries are client state no prompt reads: at most 64 of 16 KiB each, kept as
+top-level attributes `E:<key>` of ENTRY_PAGES page items (at most ENTRIES_PER_PAGE each, counted in `n`),
+so a fork copies them in its one transaction and a request reads them all in its first batch.
 
 A record's shard is a hash of its id (RECORD_SHARDS of them per layer), so a search reads a workspace's
 records as that many Queries in parallel and a read by id knows its key without an index; <group> is the
@@ -92,6 +98,8 @@ MEMORY_DEFAULT = "MEMDEFAULT#"
 MEMORY_REF = "MEMREF#"
 MEMORY_MOUNT = "MEMMOUNT#"
 LEASE = "LEASE#"
+ENTRY_PAGE = "ENTRIES#"
+FORK_BASE = "FORKBASE"
 AGENT_INDEX = "AGENTREF#"
 
 
@@ -231,6 +239,14 @@ def lease(anchor: Anchor, rest: str) -> Key:
     return anchor_pk(anchor), f"{LEASE}{path_hash(rest)}"
 
 
+def entry_page(conversation_id: str, number: int) -> Key:
+    return anchor_pk(Anchor("conversation", conversation_id)), f"{ENTRY_PAGE}{number}"
+
+
+def fork_base(conversation_id: str) -> Key:
+    return anchor_pk(Anchor("conversation", conversation_id)), FORK_BASE
+
+
 def record_shard(record_id: str) -> int:
     return int(hashlib.sha256(record_id.encode("ascii", "replace")).hexdigest()[:4], 16) % RECORD_SHARDS
 
@@ -299,6 +315,10 @@ def ref_key(ref: Ref) -> Key:
         case "record_band":
             group, _, band = ref.b.partition("#")
             return record_band(ref.a, group, band)
+        case "entry_page":
+            return entry_page(ref.a, int(ref.b))
+        case "fork_base":
+            return fork_base(ref.a)
         case "version":
             # ("version", anchor key, "<lock_version>#<rest>"): the number first, since a path may hold '#'.
             number, _, rest = ref.b.partition("#")

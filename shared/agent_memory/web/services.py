@@ -15,10 +15,12 @@ if TYPE_CHECKING:
     from ..block import BlockService
     from ..budget import Budgets
     from ..directory import Directory
+    from ..entries import StoreEntries
     from ..executions import ExecutionService
     from ..history import HistoryService
     from ..memories import MemoriesService
     from ..memory import MemoryService
+    from ..merge import MergeService
     from ..records import RecordsService
     from ..resolver import Resolver
     from ..skills import SkillService
@@ -108,6 +110,8 @@ def reset_services() -> None:
         tools,
         memories,
         records,
+        entries,
+        merges,
         operator_key,
     ):
         factory.cache_clear()
@@ -127,3 +131,17 @@ def records() -> RecordsService:
 
     r = resolver()
     return RecordsService(r.store, r, budgets())
+
+
+@lru_cache(maxsize=1)
+def entries() -> StoreEntries:
+    from ..entries import StoreEntries
+
+    return StoreEntries(resolver(), budgets())
+
+
+@lru_cache(maxsize=1)
+def merges() -> MergeService:
+    from ..merge import MergeService
+
+    return MergeService(resolver(), budgets())

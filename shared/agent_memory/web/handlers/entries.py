@@ -1,0 +1,58 @@
+"""A conversation's store entries (list, show, write, delete) and merging a fork back into its parent."""
+
+from __future__ import annotations
+
+from ... import views
+from ...inputs.conversations import MergeConversation, StoreEntryDelete, StoreEntryShow, StoreEntryWrite
+from ...merge import MergeResult, Strategy
+from ...model import StoreEntry
+from .. import services
+from ..glue import Reply, Request
+from . import answered, no_content, parsed
+
+
+def _ids(req: Request) -> tuple[str, str]:
+    return req.params["workspace_public_id"], req.params["conversation_public_id"]
+
+
+def list_entries(req: Request) -> Reply:
+    entries = services.entries().listing(req.token, *_ids(req))
+    return Reply(200, {"entries": [views.store_entry(e) for e in entries]})
+
+
+def show_entry(req: Request) -> Reply:
+    e = parsed(req, StoreEntryShow).entry
+    return Reply(200, {"entry": views.store_entry(services.entries().show(req.token, *_ids(req), e.key), value=True)})
+
+
+def _written(e: StoreEntry) -> Reply:
+    return Reply(201, {"entry": views.store_entry(e, value=True)})
+
+
+def write_entry(req: Request) -> Reply:
+    e = parsed(req, StoreEntryWrite).entry
+    return answered(
+        _written,
+        lambda: services.entries().write(req.token, *_ids(req), e.key, e.value, e.expected_lock_version),
+    )
+
+
+def delete_entry(req: Request) -> Reply:
+    e = parsed(req, StoreEntryDelete).entry
+    return answered(
+        no_content, lambda: services.entries().delete(req.token, *_ids(req), e.key, e.expected_lock_version)
+    )
+
+
+def _merged(out: MergeResult) -> Reply:
+    return Reply(200, views.merged(out.landed, out.kept, out.parent, out.context))
+
+
+def merge_conversation(req: Request) -> Reply:
+    m = parsed(req, MergeConversation).merge
+    strategy: Strategy = (
+        "prefer_child"
+        if m.strategy == "prefer_child"
+        else ("prefer_parent" if m.strategy == "prefer_parent" else "fail")
+    )
+    return answered(_merged, lambda: services.merges().merge(req.token, *_ids(req), m.into, strategy))
