@@ -16,8 +16,9 @@ import pytest
 import requests
 from agent_memory import recordtext
 from agent_memory.store.errors import PACING
-from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.awsrequest import AWSResponse
 
+from ..aws_errors import transaction_cancelled
 from .records import Room, record_rows
 from .records import room as room  # the fixture
 from .test_idempotency import REPLAYED, hooked
@@ -109,16 +110,7 @@ def test_concurrent_keyed_first_appends_make_one_record(room: Room) -> None:
 
 def cancelled(reasons: list[dict[str, Any]]) -> tuple[AWSResponse, dict[str, Any]]:
     """A TransactWriteItems answer DynamoDB gives when a transaction is cancelled."""
-    codes = ", ".join(r["Code"] for r in reasons)
-    parsed = {
-        "Error": {
-            "Code": "TransactionCanceledException",
-            "Message": f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-        },
-        "CancellationReasons": reasons,
-        "ResponseMetadata": {"HTTPStatusCode": 400},
-    }
-    return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 400, HTTPHeaders(), None), parsed
+    return transaction_cancelled(reasons)
 
 
 def sent_items(request: dict[str, Any]) -> list[dict[str, Any]]:

@@ -17,8 +17,9 @@ import pytest
 import requests
 from agent_memory.settings import settings
 from agent_memory.store import aws_clients, keys
-from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.awsrequest import AWSResponse
 
+from ..aws_errors import transaction_cancelled
 from ..support import Api, Who, code
 from .record_world import RecordRoom, make_room
 from .safe_content import INJECTION, INJECTION_RULES, PII_SAMPLES, pending
@@ -317,16 +318,7 @@ def cancelled_supersede(room: RecordRoom, old_id: str, old_item: dict[str, Any] 
                 reasons.append({"Code": "None"})
         assert any(r["Code"] != "None" for r in reasons), ops
         answered.append(len(ops))
-        codes = ", ".join(r["Code"] for r in reasons)
-        parsed = {
-            "Error": {
-                "Code": "TransactionCanceledException",
-                "Message": f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-            },
-            "CancellationReasons": reasons,
-            "ResponseMetadata": {"HTTPStatusCode": 400},
-        }
-        return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 400, HTTPHeaders(), None), parsed
+        return transaction_cancelled(reasons)
 
     ddb.meta.events.register("before-call.dynamodb.TransactWriteItems", cancel, unique_id="test-records-cancel")
     try:

@@ -26,7 +26,9 @@ from agent_memory.model import (
 from agent_memory.ports import Ref
 from agent_memory.store import CACHE, DynamoStore
 from agent_memory.store.content import ContentCache
-from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.awsrequest import AWSResponse
+
+from ..aws_errors import transaction_cancelled
 
 TEST_AUTHOR = Author("human", "test", "test")
 
@@ -302,16 +304,7 @@ def cancel_transactions(store: DynamoStore, fail: dict[str, Reason]) -> list[lis
         roles = [role_of(body.get("Key") or body["Item"]) for op in ops for body in op.values()]
         answered.append(roles)
         reasons = [fail.get(role, {"Code": "None"}) for role in roles]
-        codes = ", ".join(r["Code"] for r in reasons)
-        parsed = {
-            "Error": {
-                "Code": "TransactionCanceledException",
-                "Message": f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-            },
-            "CancellationReasons": reasons,
-            "ResponseMetadata": {"HTTPStatusCode": 400},
-        }
-        return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 400, HTTPHeaders(), None), parsed
+        return transaction_cancelled(reasons)
 
     store.ddb.meta.events.register("before-call.dynamodb.TransactWriteItems", cancel, unique_id="test-cancel")
     return answered

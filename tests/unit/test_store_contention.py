@@ -52,6 +52,7 @@ from agent_memory.store.errors import PACING
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
 
+from ..aws_errors import dynamodb_error, transaction_cancelled
 from .test_store import conversation, meta_count, pointer
 
 CONTENTION = ["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"]
@@ -124,19 +125,12 @@ def paced(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return waits
 
 
-def _error(code: str, message: str, extra: dict[str, Any] | None = None) -> tuple[AWSResponse, dict[str, Any]]:
-    parsed = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": 400}, **(extra or {})}
-    return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 400, HTTPHeaders(), None), parsed
+_error = dynamodb_error
 
 
 def cancellation(codes: list[str]) -> tuple[AWSResponse, dict[str, Any]]:
     """DynamoDB's answer to a cancelled TransactWriteItems: one reason per item, "None" for those that passed."""
-    reasons = [{"Code": c} if c == "None" else {"Code": c, "Message": MESSAGES[c]} for c in codes]
-    return _error(
-        "TransactionCanceledException",
-        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{', '.join(codes)}]",
-        {"CancellationReasons": reasons},
-    )
+    return transaction_cancelled([{"Code": c} if c == "None" else {"Code": c, "Message": MESSAGES[c]} for c in codes])
 
 
 @dataclass
