@@ -48,6 +48,7 @@ VERSION_KEYS = {
     "promoted_from",
     "promoted_by",
     "forked_from",
+    "merged_from",
     "redacted",
     "redacted_at",
     "redacted_by",
