@@ -1130,7 +1130,8 @@ class _FileVerbs:
 
 
 class SessionFiles(_FileVerbs):
-    """An execution's mounts and their files, by absolute path (`/workspace/runbooks/a.md`)."""
+    """An execution's file tree: its mounts' files by absolute path (`/workspace/runbooks/a.md`), and its
+    roots' documents by `<root>/<rest>` (`conversation/notes.md`)."""
 
     ROUTE = "execution_file_{}"
 
@@ -1141,7 +1142,18 @@ class SessionFiles(_FileVerbs):
         return cast(list[dict[str, Any]], self._call("execution_mounts")["mounts"])
 
     def ls(self, path: str = "/") -> list[dict[str, Any]]:
+        """The files at or under a folder: absolute ('/' every mount's), or of the execution's roots
+        ('' every root's, 'conversation/' one root's)."""
         return cast(list[dict[str, Any]], self._call("execution_files_list", {"path": path})["files"])
+
+    def listing(self, path: str = "/") -> dict[str, Any]:
+        """`ls` with the rest of the answer: {"files", "roots"} (each root with the access it grants)."""
+        return _dict(self._call("execution_files_list", {"path": path}))
+
+    def rename(self, path: str, new_path: str, expected: Expected) -> dict[str, Any]:
+        """Move a file to a path that holds none, in one transaction (no bytes move): the new file."""
+        file = {"path": path, "new_path": new_path, **expectation(expected)}
+        return _dict(self._call("execution_file_rename", file)["file"])
 
 
 class MemoryFiles(_FileVerbs):

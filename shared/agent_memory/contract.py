@@ -829,6 +829,15 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="SessionFile",
         status=204,
     ),
+    _r(
+        "execution_file_rename",
+        "POST",
+        f"{EXECUTION}/files/rename",
+        "write",
+        "executions:session_file_rename",
+        request="SessionFileRename",
+        status=201,
+    ),
     # ---- organization Memories ----
     _r(
         "create_memory",

@@ -113,3 +113,8 @@ def quarantined(path: str) -> ApiError:
         f"{path} holds a version that resembles prompt injection and is waiting for a person to review it, "
         "so it is not shown to a model.",
     )
+
+
+def destination_taken(path: str) -> ApiError:
+    """A rename onto a path that holds a document: a rename never replaces one."""
+    return ApiError("already_exists", f"There is already a document at {path!r}: a rename never replaces one.")

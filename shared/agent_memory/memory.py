@@ -11,7 +11,7 @@ import regex
 
 from .budget import Budgets
 from .context import Context, Source
-from .errors import ApiError, stale
+from .errors import ApiError, destination_taken, stale
 from .idempotency import settle
 from .ids import now_iso, sha256_hex, uuid7
 from .model import (
@@ -393,6 +393,63 @@ class MemoryService:
         pair = require_pair(expected, "delete")
         settle(None)
         ctx.store.commit(self.change(ctx, src, mp, pair, None, expected_context_revision))
+
+    def rename(
+        self,
+        ctx: Context,
+        mp: MemoryPath,
+        to_ctx: Context,
+        to: MemoryPath,
+        expected: tuple[str, int] | None,
+        *,
+        shown: str | None = None,
+    ) -> Located:
+        """Move a document to a new path in one transaction: the new path is created (it must be absent)
+        pointing at the current version's content object, and the old one deleted on its pair. No bytes
+        move, whichever roots the two paths lie in; each side's counter, cap, revision and lease are the
+        ones its own write or delete would carry. `shown` names the old path in the new version's record
+        (the session's spelling; the verbs' by default)."""
+        refuse_override(ctx, mp)
+        refuse_override(to_ctx, to)
+        src = may_change(ctx, mp)
+        dst = may_change(to_ctx, to)
+        pair = require_pair(expected, "rename")
+        if (src.anchored, mp.rest) == (dst.anchored, to.rest):
+            raise ApiError("parameter_invalid", "file.new_path names the document's own path: nothing to rename.")
+        current = ctx.document(src, mp.rest)
+        if current is None or (current.public_id, current.lock_version) != pair:
+            raise stale()
+        if to_ctx.document(dst, to.rest) is not None:
+            raise destination_taken(to.logical)
+        limit = max_document_bytes(dst.anchored)
+        if current.bytesize > limit:
+            raise ApiError(
+                "memory_document_too_large",
+                f"The document is {current.bytesize} bytes; a document at {to.logical!r} holds at most {limit} bytes.",
+            )
+        desc = check_description(to, current.description, given=current.description is not None)
+        moved = Document(
+            anchor=dst.anchored,
+            rest=to.rest,
+            public_id=uuid7(),
+            lock_version=0,
+            bytesize=current.bytesize,
+            sha256=current.sha256,
+            description=desc,
+            written_at=now_iso(),
+            # The version's immutable object, named by the anchor that wrote it: a redaction under the new
+            # path leaves an object another anchor named to the sweeper, as it does a fork's.
+            content_key=current.content_key,
+            author=to_ctx.author(),
+            pii=current.pii,
+            quarantine=current.quarantine,
+        )
+        result = Located(to.logical, moved)
+        settle(result)
+        removal = self.change(ctx, src, mp, pair, None, None)
+        creation = self.change(to_ctx, dst, to, None, moved, None, "rename", renamed_from=shown or mp.logical)
+        ctx.store.commit_rename(removal, creation)
+        return result
 
 
 def scan(text: str) -> tuple[tuple[str, ...], Quarantine | None]:

@@ -290,7 +290,7 @@ class Document:
         return self.quarantine is not None and self.quarantine.hides
 
 
-Operation = Literal["write", "edit", "rollback", "promote", "fork", "merge"]
+Operation = Literal["write", "edit", "rollback", "promote", "fork", "merge", "rename"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +341,8 @@ class Version:
     recorded_at: float
     overwrote_concurrent_edit: bool = False
     rolled_back_from: int | None = None
+    # A rename's first version: the path the document had before (as the renaming request named it).
+    renamed_from: str | None = None
     promoted_from: PromotedFrom | None = None
     forked_from: str | None = None  # the parent conversation's public id
     redacted_at: str | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .bindings import Binding
@@ -21,7 +21,7 @@ from .errors import ApiError
 from .memories import MEMORY_ID_RE, Effective
 from .memory import MemoryService
 from .model import Anchor, Execution, Located, Mount, MountMode, OrgMemory
-from .paths import FILES_ROOT, MemoryPath, parse_document_path, parse_file_path, prefix_matches
+from .paths import FILES_ROOT, MemoryPath, parse_document_path, parse_file_path, parse_prefix, prefix_matches
 from .ports import Ref
 from .rules import access
 from .rules.access import refuse_override
@@ -189,19 +189,26 @@ def plan(
 
 @dataclass(frozen=True, slots=True)
 class Placed:
-    """An absolute path resolved to its mount: the Context and path the memory verbs act on."""
+    """A session path resolved: the Context and path the memory verbs act on, and the mount it lies in
+    (None for a root-relative path such as `conversation/notes.md`: the execution's own roots)."""
 
-    mount: Mount
+    mount: Mount | None
     context: Context
     path: MemoryPath
 
     def absolute(self, rest: str) -> str:
-        return f"{self.mount.path}/{rest}"
+        """A file of this place as the session names it: under its mount, or under its root."""
+        return f"{self.path.root}/{rest}" if self.mount is None else f"{self.mount.path}/{rest}"
+
+    @property
+    def name(self) -> str:
+        return self.absolute(self.path.rest)
 
     def require_writable(self) -> None:
         """A change under a readonly mount, refused in the session's own words: the verbs below would name
-        the root the mount stands for (`memory/`), which the session never sees."""
-        if self.mount.mode == "readonly":
+        the root the mount stands for (`memory/`), which the session never sees. A root's own binding is
+        the verbs' to judge (memory_read_only naming the root)."""
+        if self.mount is not None and self.mount.mode == "readonly":
             raise ApiError(
                 "memory_read_only", f"The mount {self.mount.path} is readonly in this session: it cannot be changed."
             )
@@ -267,14 +274,37 @@ def place(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> Pl
     return Placed(mount, ctx, mp)
 
 
+def locate(ex: Execution, ctx: Context, path: Any) -> Placed:
+    """A session file by either spelling the model's tools take: absolute inside a mount
+    (`/workspace/runbooks/a.md`, `mounts.place`), or `<root>/<rest>` in the execution's frozen roots
+    (`conversation/notes.md`). No root name starts with '/', so the two never overlap."""
+    if isinstance(path, str) and path and not path.startswith("/"):
+        return Placed(None, ctx, parse_document_path(path))
+    return place(ex, ctx, path)
+
+
 class SessionFiles:
-    """The memory verbs of an execution's mounts, by absolute path."""
+    """The memory verbs of an execution's file tree: its mounts by absolute path, its roots by
+    `<root>/<rest>`."""
 
     def __init__(self, memory: MemoryService) -> None:
         self.memory = memory
 
+    def roots_listing(self, ctx: Context, path: str) -> list[tuple[str, Located]]:
+        """The execution's roots' documents: every root's for "", else those at or under a root-relative
+        prefix (`conversation/`, `conversation/notes`), named `<root>/<rest>` as the verbs name them."""
+        if path == "":
+            rows = self.memory.listing(ctx)
+        else:
+            prefix = parse_prefix(path)
+            rows = self.memory.listing(replace(ctx, sources={prefix.root: ctx.source(prefix)}))
+            rows = [r for r in rows if prefix_matches(prefix.rest, r.document.rest)]
+        return [(r.path, r) for r in rows]
+
     def listing(self, ex: Execution, ctx: Context, path: Any) -> list[tuple[str, Located]]:
-        if not isinstance(path, str) or not path.startswith("/"):
+        if isinstance(path, str) and not path.startswith("/"):
+            return self.roots_listing(ctx, path)
+        if not isinstance(path, str):
             raise ApiError("memory_path_invalid", "file.path must be an absolute folder such as '/' or '/workspace'.")
         folder = path.rstrip("/")
         if mount_of(ex, folder or "/") is None:

@@ -259,6 +259,10 @@ class Store(Protocol):
         """Apply one conditional change in one request, or refuse it and change nothing."""
         ...
 
+    def commit_rename(self, removal: DocumentChange, creation: DocumentChange) -> None:
+        """A delete and a create (the renamed document) in one transaction: both land or neither does."""
+        ...
+
     def fork_conversation(
         self,
         child: Conversation,

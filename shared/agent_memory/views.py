@@ -100,6 +100,7 @@ def version(v: Version, path: str) -> Json:
         "operation": v.operation,
         "overwrote_concurrent_edit": v.overwrote_concurrent_edit,
         "rolled_back_from": v.rolled_back_from,
+        "renamed_from": v.renamed_from,
         "promoted_from": None if p is None else promoted_from(p),
         "promoted_by": author(v.author) if v.operation == "promote" else None,
         "forked_from": None if v.forked_from is None else {"conversation_public_id": v.forked_from},
@@ -373,6 +374,13 @@ def mount(m: Mount) -> Json:
     if m.read_first is not None:
         out["read_first"] = m.read_first
     return out
+
+
+def roots(ctx: Context) -> list[Json]:
+    """The roots a context reads, each with whether the caller may write it, as a model is told them."""
+    from .rules.access import access_of
+
+    return [{"root": f"{src.name}/", "scope": src.scope, "access": access_of(src)} for src in ctx.readable()]
 
 
 def lease(le: Lease) -> Json:

@@ -133,6 +133,7 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
     session.write("/workspace/a.md", "x", NEW)
     session.edit("/workspace/a.md", "x", "y", DOC)
     session.delete("/workspace/a.md", DOC)
+    session.rename("/workspace/a.md", "conversation/a.md", DOC)
     client.tool_schemas()
     client.openapi_document()
     client.promote(WS, "conversation/a.md", 0, "workspace/a.md", NEW, conversation_public_id=CONV)

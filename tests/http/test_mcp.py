@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 from agent_memory.client import NEW, MemoryClient
-from agent_memory.local.mcp_server import MCP_NAMES
+from agent_memory.local.mcp_server import MCP_NAMES, MEMORY_TOOL
 from agent_memory.local.runtime import LocalService
 from agent_memory.tools import TOOLS
 from mcp import ClientSession, StdioServerParameters
@@ -108,9 +108,10 @@ def test_an_mcp_client_lists_calls_and_reads_the_block(setup: Setup) -> None:
     # Then the tools are the service's, with the service's schemas (the record tools under their MCP names,
     # which tests/http/test_records_mcp.py checks)
     schemas = {t["name"]: t for t in setup.agent.tool_schemas()}
-    assert [t.name for t in got["tools"].tools] == [MCP_NAMES.get(name, name) for name in TOOLS]
+    # (and Claude's memory tool last, as one `memory` tool: tests/http/test_anthropic_memory_tool.py)
+    assert [t.name for t in got["tools"].tools] == [*(MCP_NAMES.get(name, name) for name in TOOLS), MEMORY_TOOL]
     for tool in got["tools"].tools:
-        if tool.name not in MCP_NAMES.values():
+        if tool.name not in (*MCP_NAMES.values(), MEMORY_TOOL):
             assert tool.input_schema == schemas[tool.name]["input_schema"]
     # And the write landed, a second create is refused as the model reads it, and the read shows the text
     assert not got["wrote"].is_error and "Created conversation/plan.md" in _text(got["wrote"])

@@ -630,10 +630,10 @@ def test_listing_at_the_root_a_mount_and_a_folder_inside(desk: Desk) -> None:
     r = desk.verb(ex, "list", alpha, path="/workspace/wiki")
     (row, _) = r.json()["files"]
     assert set(row) == {"path", "public_id", "lock_version", "bytesize", "written_at", "written_by", "content_sha256"}
-    # A folder outside every mount, and a relative path, are refused
+    # A folder outside every mount is refused; a relative path names the execution's own roots
     refused(desk.verb(ex, "list", alpha, path="/etc"), 422, "memory_scope_unavailable")
     refused(desk.verb(ex, "list", alpha, path="/workspace/other"), 422, "memory_scope_unavailable")
-    assert code(desk.verb(ex, "list", alpha, path="workspace/wiki")) == (422, "memory_path_invalid")
+    assert desk.listed(ex, "workspace/wiki", alpha) == []
 
 
 def test_show_write_edit_delete_through_a_readwrite_mount_meet_the_condition_pair(desk: Desk) -> None:
@@ -695,10 +695,10 @@ def test_paths_outside_every_mount_or_naming_a_mount_are_refused_and_change_noth
         ):
             r = desk.verb(ex, verb, path=path, **body)
             refused(r, 422, "memory_scope_unavailable", path)
-    # The mount itself is no file, and a relative path is no absolute one
+    # The mount itself is no file, and a relative path is a root's document, not the mount's file
     assert code(desk.verb(ex, "show", path="/workspace/notes")) == (422, "memory_path_invalid")
     assert code(desk.verb(ex, "write", path="/workspace/notes", content="x", **NEW)) == (422, "memory_path_invalid")
-    assert code(desk.verb(ex, "show", path="workspace/notes/guide/a.md")) == (422, "memory_path_invalid")
+    assert code(desk.verb(ex, "show", path="workspace/notes/guide/a.md")) == (404, "memory_not_found")
     assert code(desk.verb(ex, "show", path=7)) == (422, "memory_path_invalid")
     assert desk.mems.state(desk.ada, desk.notes) == before
 

@@ -45,6 +45,7 @@ VERSION_KEYS = {
     "operation",
     "overwrote_concurrent_edit",
     "rolled_back_from",
+    "renamed_from",
     "promoted_from",
     "promoted_by",
     "forked_from",

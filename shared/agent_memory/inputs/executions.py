@@ -66,8 +66,11 @@ class CreateExecutionFields(Body):
 
 
 def _absolute(value: Any) -> str:
+    # A session path: absolute inside a mount, or `<root>/<rest>` in the execution's roots (mounts.locate).
     if not isinstance(value, str):
-        raise coded("memory_path_invalid", "must be an absolute path such as '/workspace/runbooks/a.md'")
+        raise coded(
+            "memory_path_invalid", "must be a path such as '/workspace/runbooks/a.md' or 'conversation/notes.md'"
+        )
     return value
 
 
@@ -92,6 +95,17 @@ def _optional_text(value: Any) -> str | None:
 
 class SessionFile(Body):
     file: SessionFileFields
+
+
+class SessionFileRenameFields(PairRule):
+    path: AbsolutePath
+    new_path: AbsolutePath
+    expected_public_id: OptionalUuid = None
+    expected_lock_version: OptionalCounter = None
+
+
+class SessionFileRename(Body):
+    file: SessionFileRenameFields
 
 
 class CreateExecution(Body):

@@ -15,6 +15,11 @@ The typed-record tools are offered under the names and camelCase fields MCP clie
 execution, rules and bounds, one definition. `add_memory` always writes the Workspace layer (the model
 tool has no layer), in the workspace of the conversation the server was started for.
 
+`memory` is Claude's memory tool (`memory_20250818`) as one MCP tool: the six commands (view, create,
+str_replace, insert, delete, rename) under `/memories`, input shaped as that tool's commands, run by
+`agent_memory.integrations.memory_commands` against the execution's session files, so an MCP client gets
+the same texts and conditional writes the Anthropic SDK's `MemoryTool` gives (no SDK needed here).
+
 `idempotencyKey`, beside any tool's arguments, is sent as the tools route's Idempotency-Key: the same key
 with the same arguments answers the first answer again (nothing is applied twice), and the same key with
 other arguments is refused as idempotency_conflict. A key names one execution's calls, so a server
@@ -40,6 +45,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from ..client import MemoryApiError, MemoryClient, MemoryClientError
+from ..integrations.memory_commands import CommandError, MemoryCommands
 
 BLOCK_URI = "memory://block"
 T = TypeVar("T")
@@ -54,6 +60,35 @@ _KEY_SCHEMA: dict[str, Any] = {
     "description": "Optional: your key for this write (1 to 128 printable ASCII characters). Sending the same "
     "key with the same arguments again answers the first answer and changes nothing; the same key with "
     "other arguments is refused as idempotency_conflict.",
+}
+
+
+MEMORY_TOOL = "memory"
+MEMORY_SCHEMA: dict[str, Any] = {
+    "name": MEMORY_TOOL,
+    "description": "Your memory directory, /memories: view a folder (two levels deep) or a file (with line "
+    "numbers, optionally a view_range [first, last], last -1 for the end), create a file (or replace its whole "
+    "text), str_replace one exact passage that occurs once, insert text after line insert_line (0: at the top), "
+    "delete a file or folder, rename a file. /memories lists the folders you have; some are read-only.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "delete", "rename"]},
+            "path": {
+                "type": "string",
+                "description": "A path under /memories, such as /memories/conversation/notes.md",
+            },
+            "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+            "file_text": {"type": "string"},
+            "old_str": {"type": "string"},
+            "new_str": {"type": "string"},
+            "insert_line": {"type": "integer", "minimum": 0},
+            "insert_text": {"type": "string"},
+            "old_path": {"type": "string"},
+            "new_path": {"type": "string"},
+        },
+        "required": ["command"],
+    },
 }
 
 
@@ -122,6 +157,10 @@ class MemoryRelay:
                 self.words[s["name"]] = MCP_NAMES[s["name"]]
                 self.words.update({k: c for c, k in fields.items() if c != k})
         self.schemas = [_spelled(s, self.words) if s["name"] in MCP_NAMES else s for s in kept]
+        # Claude's memory tool runs on the session files, which every execution with tools has.
+        if offered is None or offered:
+            self.schemas.append(MEMORY_SCHEMA)
+        self._commands: MemoryCommands | None = None
 
     @property
     def speaker(self) -> str | None:
@@ -135,7 +174,21 @@ class MemoryRelay:
             for s in self.schemas
         ]
 
+    def memory(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        """One command of Claude's memory tool; its refusals are results for the model, as the SDK's are."""
+        if self._commands is None:
+            self._commands = MemoryCommands(self.client.session_files(self.execution["public_id"]))
+        try:
+            text = self._commands.run(arguments)
+        except CommandError as err:
+            return _refused(err.text)
+        except MemoryClientError as err:
+            return _refused(str(err))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=False)
+
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        if name == MEMORY_TOOL and any(s is MEMORY_SCHEMA for s in self.schemas):
+            return self.memory(arguments)
         # An MCP client may name its call's idempotency key beside the tool's own arguments.
         key = arguments.get(IDEMPOTENCY_KEY)
         if key is not None and not isinstance(key, str):

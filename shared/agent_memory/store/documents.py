@@ -6,7 +6,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import ApiError, stale, version_not_found, version_redacted
+from ..errors import ApiError, destination_taken, stale, version_not_found, version_redacted
 from ..ids import now_iso
 from ..model import (
     Anchor,
@@ -135,6 +135,46 @@ class Documents(Backend):
             write_one(self.ddb, steps[0], refusals)
             return
         transact(self.ddb, steps, refusals)
+
+    def commit_rename(self, removal: DocumentChange, creation: DocumentChange) -> None:
+        """A rename: `creation` (an absent path, pointing at the removed version's object) and `removal`
+        (a delete on its pair) in one TransactWriteItems, so both land or neither does.
+
+        Each anchor's counter moves as its own create or delete would move it (one anchor: a Memory's row
+        still moves, to refuse a rename into a deleted Memory; any other anchor's count is unchanged), the
+        conversations both changes move are bumped once each, and the budget, the stop checks and the leases
+        are carried once. The new version's record rides in it; the old document's records are the
+        sweeper's, as a delete's are."""
+        steps: list[Step] = [("document", self._doc_op(removal)), ("target", self._doc_op(creation))]
+        same = removal.anchor == creation.anchor
+        for role, change, count in (("meta", creation, 0 if same else 1), ("meta_old", removal, -1)):
+            if same and role == "meta_old":
+                continue
+            if change.anchor.scope == "memory":
+                size = change.size_delta + (removal.size_delta if same else 0)
+                steps.append((role, self._memory_meta_op(change.anchor, count, size, change)))
+            elif count:
+                steps.append((role, self._meta_op(change.anchor, count)))
+        for role, change in (("lease", creation), ("lease_old", removal)):
+            if change.anchor.scope == "memory" and change.writer is not None:
+                steps.append((role, self._lease_check(change.anchor, change.rest, change.writer)))
+        bumped: set[str] = set()
+        for role, bump in (
+            ("conversation", creation.bump),
+            ("alias", creation.alias),
+            ("conversation_old", removal.bump),
+            ("alias_old", removal.alias),
+        ):
+            if bump is not None and bump.conversation_id not in bumped:
+                bumped.add(bump.conversation_id)
+                steps.append((role, self._bump_op(bump)))
+        if creation.budget is not None:
+            steps += self._meter_steps(creation.budget)
+        running = dict.fromkeys((*creation.running, *removal.running))
+        steps += [("stopped", self._running_check(execution_id)) for execution_id in running]
+        if creation.version is not None:
+            steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(creation.version)}}))
+        transact(self.ddb, steps, _rename_refusals(removal, creation))
 
     def commit_group(self, changes: list[DocumentChange]) -> None:
         """Changes of one Memory's files (a git sync's), in as few transactions as DynamoDB's 100 items a
@@ -463,6 +503,20 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
     # A cancellation by a concurrent transaction (TransactionConflict) or by throttling is no refusal:
     # the translator retries it, and every condition above is checked again on each attempt, so a writer
     # whose view went stale meanwhile is still refused as stale.
+    return Refusals(by_role, otherwise=stale)
+
+
+def _rename_refusals(removal: DocumentChange, creation: DocumentChange) -> Refusals:
+    """A rename's refusals: the create's (a stop, the budget, the conversations, the new anchor's cap),
+    then the removed document's pair (stale_object) and the new path taken (already_exists)."""
+    made = _commit_refusals(creation, True)
+    by_role = dict(made.by_role)
+    gone = _commit_refusals(removal, False).by_role
+    for role in ("conversation", "alias", "meta", "lease"):
+        if role in gone:
+            by_role[f"{role}_old"] = gone[role]
+    by_role["document"] = lambda _: stale()
+    by_role["target"] = lambda _: destination_taken(creation.rest)
     return Refusals(by_role, otherwise=stale)
 
 

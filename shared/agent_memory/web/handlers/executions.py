@@ -82,11 +82,11 @@ def execution_mounts(req: Request) -> Reply:
 
 def _placed(req: Request) -> tuple[Any, Any]:
     from ...inputs.executions import SessionFile
-    from ...mounts import place
+    from ...mounts import locate
 
     f = parsed(req, SessionFile).file
     ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
-    return f, place(ex, ctx, f.path)
+    return f, locate(ex, ctx, f.path)
 
 
 def _session_file(status: int) -> Any:
@@ -100,7 +100,10 @@ def session_files_list(req: Request) -> Reply:
     f = parsed(req, SessionFile).file
     ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
     rows = SessionFiles(services.memory()).listing(ex, ctx, f.path)
-    return Reply(200, {"files": [views.file_summary(loc.document, path) for path, loc in rows]})
+    return Reply(
+        200,
+        {"files": [views.file_summary(loc.document, path) for path, loc in rows], "roots": views.roots(ctx)},
+    )
 
 
 def session_file_show(req: Request) -> Reply:
@@ -151,6 +154,24 @@ def session_file_delete(req: Request) -> Reply:
     f, placed = _placed(req)
     placed.require_writable()
     return answered(no_content, lambda: services.memory().delete(placed.context, placed.path, f.expected))
+
+
+def session_file_rename(req: Request) -> Reply:
+    from ...inputs.executions import SessionFileRename
+    from ...mounts import locate
+
+    f = parsed(req, SessionFileRename).file
+    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
+    old, new = locate(ex, ctx, f.path), locate(ex, ctx, f.new_path)
+    old.require_writable()
+    new.require_writable()
+    return answered(
+        _session_file(201),
+        lambda: _absolute(
+            new,
+            services.memory().rename(old.context, old.path, new.context, new.path, f.expected, shown=old.name),
+        ),
+    )
 
 
 def _absolute(placed: Any, loc: Located) -> Located:
