@@ -12,6 +12,10 @@ inside AWS calls, so parallel queries are not subtracted twice. With moto in a c
 process's CPU time is measured too: "own cpu" does not move with the load of a shared machine, and
 "sdk cpu" is botocore's own work (building, signing, parsing requests), which Lambda pays as well.
 
+After the warm tables, two cold-start tables (tests/coldstart.py): each verb's first request in a fresh
+process (import, clients, first call) beside its warm figure, and every function's whole-process import
+beside a bare `import boto3` measured in the same run (median of 7; `--imports some|none` shortens it).
+
 Run: `.venv/bin/python -m tests.bench [--quick] [--only show,list] [--profile show]`.
 To add a verb (the memory block, fork, ...) append one `Verb` to `VERBS`. A target may also name the exact
 count of each operation (`Target.ops`), e.g. that a write's version record rides in its one commit.
