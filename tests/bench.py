@@ -12,6 +12,10 @@ inside AWS calls, so parallel queries are not subtracted twice. With moto in a c
 process's CPU time is measured too: "own cpu" does not move with the load of a shared machine, and
 "sdk cpu" is botocore's own work (building, signing, parsing requests), which Lambda pays as well.
 
+After the warm tables, two cold-start tables (tests/coldstart.py): each verb's first request in a fresh
+process (import, clients, first call) beside its warm figure, and every function's whole-process import
+beside a bare `import boto3` measured in the same run (median of 7; `--imports some|none` shortens it).
+
 Run: `.venv/bin/python -m tests.bench [--quick] [--only show,list] [--profile show]`.
 To add a verb (the memory block, fork, ...) append one `Verb` to `VERBS`. A target may also name the exact
 count of each operation (`Target.ops`), e.g. that a write's version record rides in its one commit.
@@ -33,6 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_memory.local.gateway import build_event
@@ -40,6 +45,8 @@ from agent_memory.local.runtime import LocalService, start_local
 from agent_memory.model import Anchor, Author
 from agent_memory.store import CACHE, aws_clients, get_store
 from agent_memory.store import keys as store_keys
+
+from . import coldstart
 
 API = "/agent_api/v1"
 OWN_TARGET_MS = 1.0
@@ -162,6 +169,12 @@ class Harness:
         return self.gateway.handlers[route.function], build_event(
             route, step.method, full, step.query, headers, raw, params
         )
+
+    def function_of(self, step: Step) -> str:
+        """The function folder (functions/<name>/) whose Lambda answers the step."""
+        found = self.gateway.match(step.method, f"{API}{step.path}")
+        assert found is not None
+        return Path(found[0].code_uri).name
 
     def call(self, step: Step) -> dict[str, Any]:
         """An untimed call (setting the stage); refuses any status but the expected one."""
@@ -1085,7 +1098,7 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
     )
     print(
         f"{'verb':<24} {'n':>4} {'total p50':>9} {'total p99':>9} {'own p50':>8} {'own p99':>8} {'own/total':>9} "
-        f"{'own cpu p50':>11} {'sdk cpu p50':>11}  {judged}<{OWN_TARGET_MS:g}ms* row secs",
+        f"{'own cpu p50':>11} {'sdk cpu p50':>11} {'sdk/own':>7}  {judged}<{OWN_TARGET_MS:g}ms* row secs",
         file=out,
     )
     for r in results:
@@ -1094,12 +1107,14 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
         own50, total50 = pct(own, 50), pct(total, 50)
         own_cpu50 = pct([ms(s.own_cpu_ns) for s in r.samples], 50)
         own_cpu = f"{own_cpu50:>11.3f}" if cpu else f"{'-':>11}"
-        sdk_cpu = f"{pct([ms(s.aws_cpu_ns) for s in r.samples], 50):>11.3f}" if cpu else f"{'-':>11}"
+        sdk50 = pct([ms(s.aws_cpu_ns) for s in r.samples], 50)
+        sdk_cpu = f"{sdk50:>11.3f}" if cpu else f"{'-':>11}"
+        sdk_own = f"{sdk50 / own_cpu50:>7.1f}" if cpu and own_cpu50 > 0 else f"{'-':>7}"
         fast = (own_cpu50 if cpu else own50) < r.target.own_ms
         all_ok &= fast
         print(
             f"{r.label:<24} {len(r.samples):>4} {total50:>9.2f} {pct(total, 99):>9.2f} {own50:>8.3f} "
-            f"{pct(own, 99):>8.3f} {own50 / total50:>9.1%} {own_cpu} {sdk_cpu}  "
+            f"{pct(own, 99):>8.3f} {own50 / total50:>9.1%} {own_cpu} {sdk_cpu} {sdk_own}  "
             f"{'yes' if fast else 'NO':<{len(judged) + 6}}{r.seconds:>9.1f}",
             file=out,
         )
@@ -1149,6 +1164,59 @@ def profile(w: World, verb: Verb, n: int, base: int) -> None:
     stats.sort_stats("cumulative").print_stats(25)
     print(f"\ncProfile of {verb.name!r} over {n} calls (AWS calls included; see tottime for our own code)")
     print(buf.getvalue())
+
+
+IMPORT_TARGET = 1.3  # a route's whole-process import, at most this many bare `import boto3`s
+
+
+def import_table(which: str) -> bool:
+    """The cold-import table (tests/coldstart.py): every function, or the first of each handler module."""
+    names = coldstart.functions()
+    if which == "some":
+        from agent_memory.contract import BY_NAME
+
+        firsts: dict[str, str] = {}
+        for name in names:
+            route = BY_NAME.get(name)
+            firsts.setdefault(route.handler.partition(":")[0] if route else name, name)
+        names = sorted(firsts.values())
+    boto3_ms, rows = coldstart.import_table(names)
+    return coldstart.print_import_table(boto3_ms, rows, IMPORT_TARGET)
+
+
+def first_calls(w: World, verbs: list[Verb], results: list[Result], base: int) -> None:
+    """Per verb, a fresh process answers the verb's call once, then once more (tests/coldstart.py)."""
+    warm = {r.label: pct([ms(s.total_ns) for s in r.samples], 50) for r in results}
+    rows: list[coldstart.FirstCall] = []
+    for k, verb in enumerate(verbs):
+        i = base + 2 * k
+        first = verb.prepare(w, i)
+        fresh = coldstart.FreshProcess(w.h.function_of(first))
+        try:
+            answers = []
+            for j, step in ((i, first), (i + 1, None)):
+                step = step or verb.prepare(w, j)
+                got = fresh.call(w.h.event(step)[1])
+                out = _checked(step, got["out"])
+                if verb.after is not None:
+                    verb.after(w, j, out)
+                answers.append(got)
+        finally:
+            fresh.close()
+        (one, two), started = answers, fresh.started
+        rows.append(
+            coldstart.FirstCall(
+                verb.name,
+                fresh.function,
+                started["import_ms"],
+                started["clients_ms"],
+                one["ms"],
+                one["cpu_ms"],
+                two["ms"],
+                two["modules"],
+            )
+        )
+    coldstart.print_first_calls(rows, warm)
 
 
 _MOTO_CHILD = """
@@ -1213,6 +1281,13 @@ def main(argv: list[str] | None = None) -> int:
         "handler's GIL and inflate 'own'), or in this process as `agent-memory serve` runs it",
     )
     parser.add_argument(
+        "--imports",
+        choices=("all", "some", "none"),
+        default=None,
+        help="the cold-import table: every function (default), one per handler module (default with --quick), or none",
+    )
+    parser.add_argument("--no-first-calls", action="store_true", help="skip the first-request-per-verb table")
+    parser.add_argument(
         "--budget",
         type=float,
         default=None,
@@ -1222,6 +1297,7 @@ def main(argv: list[str] | None = None) -> int:
     args.budget = args.budget or (1.0 if args.quick else 3.0)
     args.n = args.n or (30 if args.quick else 200)
     args.warmup = args.warmup if args.warmup is not None else (5 if args.quick else 20)
+    args.imports = args.imports or ("some" if args.quick else "all")
     only = {v.strip() for v in args.only.split(",") if v.strip()}
     verbs = [v for v in VERBS if not only or v.name in only]
     if not verbs:
@@ -1250,6 +1326,9 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(Result(verb, f"{verb.name} (cold)", verb.cold, samples, time.monotonic() - t0))
                 base += cold_n
         ok = report(results, args)
+        if not args.no_first_calls:
+            first_calls(world, verbs, results, base)
+            base += 2 * len(verbs)
         if any(v.name == GREP_WORST for v in verbs):
             grep_worst_note(results)
         if any(v.name == FORK_VERB for v in verbs):
@@ -1259,6 +1338,8 @@ def main(argv: list[str] | None = None) -> int:
             if not chosen:
                 parser.error(f"--profile: no verb named {args.profile!r}")
             profile(world, chosen[0], args.n, base)
+        if args.imports != "none":
+            ok &= import_table(args.imports)
         print(
             f"\n{'all targets met' if ok else 'SOME TARGETS MISSED (marked NO)'}; "
             f"ran in {time.perf_counter() - started:.1f} s"

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .model import Meter, Principal, WriteBudget
+if TYPE_CHECKING:
+    from .model import Meter, Principal, WriteBudget
 
 # The request's source address, set by the HTTP glue for the request's thread; None off HTTP.
 ORIGIN: ContextVar[str | None] = ContextVar("agent_memory_origin", default=None)
@@ -27,6 +29,10 @@ class Budgets:
     per_origin: int | None = None
 
     def of(self, principal: Principal) -> WriteBudget | None:
+        # Imported here: the HTTP glue imports this module (for ORIGIN) in every route's Lambda, and a
+        # route that never spends a budget should not load model.py's fifty dataclasses at import.
+        from .model import Meter, WriteBudget
+
         meters: list[Meter] = []
         if self.per_principal is not None:
             meters.append(Meter("principal", principal.public_id, self.per_principal))

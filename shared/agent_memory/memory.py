@@ -7,8 +7,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import regex
-
 from .budget import Budgets
 from .context import Context, Source
 from .errors import ApiError, destination_taken, stale
@@ -32,7 +30,6 @@ from .model import (
     max_document_bytes,
 )
 from .paths import MemoryPath, prefix_matches
-from .patterns import check_length, compile_pattern
 from .rules.access import DOORS, check_context_revision, may_change, refuse_override
 
 GREP_LINE_CAP = 500
@@ -52,6 +49,8 @@ def plain_search(pattern: str, ignore_case: bool) -> Callable[[str], bool | None
     than the match itself (measured by tests/bench.py). The test answers None for a line only the regex
     engine can judge: beyond ASCII, case folding has extra pairs (the Kelvin sign folds to k).
     """
+    import regex  # only grep needs the engine (about 10 ms of import): the other verbs never load it
+
     if regex.escape(pattern, special_only=True, literal_spaces=True) != pattern:
         return None
     if not ignore_case:
@@ -198,6 +197,8 @@ class MemoryService:
         return Located(mp.logical, doc, content_of(ctx, mp.logical, doc))
 
     def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
+        from .patterns import check_length, compile_pattern  # regex: loaded by grep alone
+
         deadline = time.monotonic() + GREP_DEADLINE_SECONDS
         refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
         check_length(pattern)

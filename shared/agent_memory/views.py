@@ -10,39 +10,40 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .block import Block, Entry
-from .context import Context
-from .model import (
-    Account,
-    Agent,
-    Author,
-    Conversation,
-    Document,
-    Execution,
-    FrozenBinding,
-    GrepResult,
-    Human,
-    Lease,
-    Located,
-    Member,
-    MergedFrom,
-    Mount,
-    PromotedFrom,
-    Quarantine,
-    ShownVersion,
-    Speaker,
-    StoreEntry,
-    ToolResult,
-    TypedRecord,
-    Version,
-    VersionPage,
-    Workspace,
-)
-from .skills import Skill
-
+# Views read their arguments' attributes only: the types are for the checker, so a route that renders
+# no block or skill never imports block.py, skills.py or context.py for its views.
 if TYPE_CHECKING:
+    from .block import Block, Entry
+    from .context import Context
     from .memories import Effective, FilePage, MemoryPage, MemoryView, SyncResult
+    from .model import (
+        Account,
+        Agent,
+        Author,
+        Conversation,
+        Document,
+        Execution,
+        FrozenBinding,
+        GrepResult,
+        Human,
+        Lease,
+        Located,
+        Member,
+        MergedFrom,
+        Mount,
+        PromotedFrom,
+        Quarantine,
+        ShownVersion,
+        Speaker,
+        StoreEntry,
+        ToolResult,
+        TypedRecord,
+        Version,
+        VersionPage,
+        Workspace,
+    )
     from .records import Appended, Consolidation, ExportPage, SearchPage
+    from .skills import Skill
 
 Json = dict[str, Any]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..settings import settings
-
 
 @lru_cache(maxsize=1)
 def operator_key() -> str | None:
     """Read once per container; only create_account's role may read the parameter."""
+    from ..settings import settings  # pydantic: on the first request that asks, not at import
+
     s = settings()
     if s.operator_key:
         return s.operator_key

@@ -9,8 +9,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ..settings import settings
-
 if TYPE_CHECKING:
     from ..block import BlockService
     from ..budget import Budgets
@@ -23,8 +21,16 @@ if TYPE_CHECKING:
     from ..merge import MergeService
     from ..records import RecordsService
     from ..resolver import Resolver
+    from ..settings import Settings
     from ..skills import SkillService
     from ..tools import ToolRunner
+
+
+def settings() -> Settings:
+    # settings.py is a pydantic model: imported on the first request, not when the route's module loads.
+    from ..settings import settings as read
+
+    return read()
 
 
 @lru_cache(maxsize=1)

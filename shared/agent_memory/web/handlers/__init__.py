@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...errors import ApiError
 from ...idempotency import answering
-from ...inputs.base import parse
 from .. import services
 from ..glue import Reply, Request
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# Each handler module imports its request models inside the verbs that parse them, and pydantic with
+# them: a route's Lambda imports only its own verb's models, and only when its first request parses one.
+M = TypeVar("M", bound="BaseModel")
 T = TypeVar("T")
 
 
@@ -36,6 +38,8 @@ def parsed(req: Request, model: type[M], data: Any = None, prefix: str = "") -> 
     so a caller without credentials learns nothing of what a valid request looks like. Checking the
     token costs one read, and only on a request that is refused anyway.
     """
+    from ...inputs.base import parse
+
     try:
         if req.body_error is not None and data is None:
             raise req.body_error

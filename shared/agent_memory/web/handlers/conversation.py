@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import views
-from ...inputs.memory import MemoryBlock, MemoryBlockFields, Selector, SkillLoad
 from .. import services
 from ..glue import Reply, Request
 from . import parsed
 
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
+if TYPE_CHECKING:
+    pass
+
 
 def list_skills(req: Request) -> Reply:
+    from ...inputs.memory import Selector
+
     selector = parsed(req, Selector, {"speaker_public_id": req.query.get("skill[speaker_public_id]")}, "skill")
     ctx = services.resolver().door("conversation", req.token, req.params, speaker_selector=selector.speaker_public_id)
     return Reply(200, {"skills": [views.skill(s) for s in services.skills().catalog(ctx)]})
 
 
 def load_skill(req: Request) -> Reply:
+    from ...inputs.memory import SkillLoad
+
     s = parsed(req, SkillLoad).skill
     ctx = services.resolver().door("conversation", req.token, req.params, speaker_selector=s.speaker_public_id)
     return Reply(200, {"skill": views.skill(services.skills().load(ctx, s.name))})
 
 
 def memory_block(req: Request) -> Reply:
+    from ...inputs.memory import MemoryBlock, MemoryBlockFields
+
     # Every field has a default, so an empty body asks for the default block.
     b = parsed(req, MemoryBlock).memory_block if req.body or req.body_error else MemoryBlockFields()
     ctx = services.resolver().door("conversation", req.token, req.params, speaker_selector=b.speaker_public_id)

@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ... import views
-from ...directory import ConversationState, NewAccount, NewAgent, NewHuman, require_operator
-from ...inputs.directory import (
-    AddMember,
-    CreateAccount,
-    CreateAgent,
-    CreateConversation,
-    CreateHuman,
-    CreateSpeaker,
-    CreateWorkspace,
-    ReplaceMemoryContext,
-    UpdateWorkspace,
-)
-from ...model import Member, Speaker, Workspace
 from .. import services
 from ..glue import Reply, Request
 from ..secrets import operator_key
 from . import answered, no_content, parsed
+
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
+if TYPE_CHECKING:
+    from ...directory import ConversationState, NewAccount, NewAgent, NewHuman
+    from ...model import Member, Speaker, Workspace
 
 
 def _conversation(status: int, state: ConversationState) -> Reply:
@@ -33,6 +27,9 @@ def _conversation_as(status: int) -> Callable[[ConversationState], Reply]:
 
 
 def create_account(req: Request) -> Reply:
+    from ...directory import require_operator
+    from ...inputs.directory import CreateAccount
+
     presented = req.headers.get("x-operator-key")
     # The key is checked before the body is read: without it, nothing about the request matters.
     require_operator(operator_key() if presented else None, presented)
@@ -49,6 +46,8 @@ def _human(out: NewHuman) -> Reply:
 
 
 def create_human(req: Request) -> Reply:
+    from ...inputs.directory import CreateHuman
+
     body = parsed(req, CreateHuman)
     return answered(_human, lambda: services.directory().create_human(req.token, body.human.name))
 
@@ -62,6 +61,8 @@ def revoke_human_credentials(req: Request) -> Reply:
 
 
 def create_workspace(req: Request) -> Reply:
+    from ...inputs.directory import CreateWorkspace
+
     body = parsed(req, CreateWorkspace)
     return answered(_workspace(201), lambda: services.directory().create_workspace(req.token, body.workspace.name))
 
@@ -71,6 +72,8 @@ def _workspace(status: int) -> Callable[[Workspace], Reply]:
 
 
 def update_workspace(req: Request) -> Reply:
+    from ...inputs.directory import UpdateWorkspace
+
     w = parsed(req, UpdateWorkspace).workspace
     dedup = None if w.settings is None or w.settings.dedup is None else w.settings.dedup.enabled
     return answered(
@@ -82,6 +85,8 @@ def update_workspace(req: Request) -> Reply:
 
 
 def add_member(req: Request) -> Reply:
+    from ...inputs.directory import AddMember
+
     m = parsed(req, AddMember).member
     return answered(
         _member,
@@ -96,6 +101,8 @@ def _member(member: Member) -> Reply:
 
 
 def create_conversation(req: Request) -> Reply:
+    from ...inputs.directory import CreateConversation
+
     c = parsed(req, CreateConversation).conversation
     return answered(
         _conversation_as(201),
@@ -143,6 +150,8 @@ def fork_conversation(req: Request) -> Reply:
 
 
 def replace_memory_context(req: Request) -> Reply:
+    from ...inputs.directory import ReplaceMemoryContext
+
     body = parsed(req, ReplaceMemoryContext)
     p = req.params
     return answered(
@@ -154,6 +163,8 @@ def replace_memory_context(req: Request) -> Reply:
 
 
 def create_agent(req: Request) -> Reply:
+    from ...inputs.directory import CreateAgent
+
     a = parsed(req, CreateAgent).agent
     return answered(
         _agent,
@@ -176,6 +187,8 @@ def rotate_agent_credentials(req: Request) -> Reply:
 
 
 def create_speaker(req: Request) -> Reply:
+    from ...inputs.directory import CreateSpeaker
+
     s = parsed(req, CreateSpeaker).speaker
     return answered(_speaker, lambda: services.directory().create_speaker(req.token, s.name, s.agent_public_id))
 

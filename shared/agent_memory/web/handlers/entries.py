@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import views
-from ...inputs.conversations import MergeConversation, StoreEntryDelete, StoreEntryShow, StoreEntryWrite
-from ...merge import MergeResult, Strategy
-from ...model import StoreEntry
 from .. import services
 from ..glue import Reply, Request
 from . import answered, no_content, parsed
+
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
+if TYPE_CHECKING:
+    from ...merge import MergeResult, Strategy
+    from ...model import StoreEntry
 
 
 def _ids(req: Request) -> tuple[str, str]:
@@ -21,6 +26,8 @@ def list_entries(req: Request) -> Reply:
 
 
 def show_entry(req: Request) -> Reply:
+    from ...inputs.conversations import StoreEntryShow
+
     e = parsed(req, StoreEntryShow).entry
     return Reply(200, {"entry": views.store_entry(services.entries().show(req.token, *_ids(req), e.key), value=True)})
 
@@ -30,6 +37,8 @@ def _written(e: StoreEntry) -> Reply:
 
 
 def write_entry(req: Request) -> Reply:
+    from ...inputs.conversations import StoreEntryWrite
+
     e = parsed(req, StoreEntryWrite).entry
     return answered(
         _written,
@@ -38,6 +47,8 @@ def write_entry(req: Request) -> Reply:
 
 
 def delete_entry(req: Request) -> Reply:
+    from ...inputs.conversations import StoreEntryDelete
+
     e = parsed(req, StoreEntryDelete).entry
     return answered(
         no_content, lambda: services.entries().delete(req.token, *_ids(req), e.key, e.expected_lock_version)
@@ -49,6 +60,8 @@ def _merged(out: MergeResult) -> Reply:
 
 
 def merge_conversation(req: Request) -> Reply:
+    from ...inputs.conversations import MergeConversation
+
     m = parsed(req, MergeConversation).merge
     strategy: Strategy = (
         "prefer_child"

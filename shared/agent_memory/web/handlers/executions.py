@@ -6,18 +6,23 @@ from typing import TYPE_CHECKING, Any
 
 from ... import views
 from ...errors import ApiError
-from ...inputs.executions import CallTool, CreateExecution, ExecutionMemoryBlock, ExecutionMemoryBlockFields
-from ...model import Located
 from .. import services
 from ..glue import Reply, Request
 from . import answered, no_content, parsed
 
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
 if TYPE_CHECKING:
     from ...executions import NewExecution
     from ...model import ToolResult
 
+if TYPE_CHECKING:
+    from ...model import Located
+
 
 def create_execution(req: Request) -> Reply:
+    from ...inputs.executions import CreateExecution
+
     e = parsed(req, CreateExecution).execution
     p = req.params
     return answered(
@@ -52,6 +57,8 @@ def _tool_result(result: ToolResult) -> Reply:
 
 
 def call_tool(req: Request) -> Reply:
+    from ...inputs.executions import CallTool
+
     body = parsed(req, CallTool)
     p = req.params
     return answered(
@@ -66,6 +73,8 @@ def tool_schemas(req: Request) -> Reply:
 
 
 def execution_memory_block(req: Request) -> Reply:
+    from ...inputs.executions import ExecutionMemoryBlock, ExecutionMemoryBlockFields
+
     # Every field has a default, so an empty body asks for the default block.
     b = parsed(req, ExecutionMemoryBlock).memory_block if req.body or req.body_error else ExecutionMemoryBlockFields()
     ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
@@ -176,4 +185,6 @@ def session_file_rename(req: Request) -> Reply:
 
 def _absolute(placed: Any, loc: Located) -> Located:
     """A file as the session names it: by its absolute path."""
+    from ...model import Located
+
     return Located(placed.absolute(loc.document.rest), loc.document, loc.content)

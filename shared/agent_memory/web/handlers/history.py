@@ -6,13 +6,19 @@ in memory.py; promote has one door of its own, since its source may sit behind a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import views
-from ...context import Context
-from ...inputs.memory import Promote, PromoteFields
-from ...model import Located
 from .. import services
 from ..glue import Reply, Request
 from . import answered, parsed
+
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
+if TYPE_CHECKING:
+    from ...context import Context
+    from ...inputs.memory import PromoteFields
+    from ...model import Located
 
 
 def _source_context(req: Request, p: PromoteFields, ws: str) -> Context:
@@ -38,6 +44,8 @@ def _promoted(loc: Located) -> Reply:
 
 
 def promote(req: Request) -> Reply:
+    from ...inputs.memory import Promote
+
     p = parsed(req, Promote).promote
     ws = req.params["workspace_public_id"]
     r = services.resolver()

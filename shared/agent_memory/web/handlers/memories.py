@@ -4,32 +4,20 @@ through the Memory's one root), leases, promote, Git sync, agents' attachments a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ... import views
-from ...inputs.memories import (
-    CreateMemory,
-    FileDelete,
-    FileEdit,
-    FileGrep,
-    FileLease,
-    FileRollback,
-    FileShow,
-    FilesQuery,
-    FileVersions,
-    FileVersionShow,
-    FileWrite,
-    MemoriesQuery,
-    PatchAgent,
-    PatchMemory,
-    PromoteToMemory,
-)
-from ...memories import AgentPatch, MemoryPatch, MemorySpec, MemoryView, check_memory_id
-from ...model import Agent, Located
-from ...paths import MemoryPath, parse_document_path, parse_file_path
-from ...resolver import MemoryDoor
 from .. import services
 from ..glue import Reply, Request
 from . import answered, no_content, parsed
+
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
+if TYPE_CHECKING:
+    from ...memories import MemoryView
+    from ...model import Agent, Located
+    from ...paths import MemoryPath
+    from ...resolver import MemoryDoor
 
 
 def _memory(status: int) -> Callable[[MemoryView], Reply]:
@@ -41,6 +29,8 @@ def _file(status: int) -> Callable[[Located], Reply]:
 
 
 def _door(req: Request, paths: tuple[MemoryPath, ...] = (), versions: tuple[int, ...] = ()) -> MemoryDoor:
+    from ...memories import check_memory_id
+
     return services.resolver().memory(
         req.token, check_memory_id(req.params["memory_id"]), paths=paths, versions=versions
     )
@@ -50,6 +40,9 @@ def _door(req: Request, paths: tuple[MemoryPath, ...] = (), versions: tuple[int,
 
 
 def create_memory(req: Request) -> Reply:
+    from ...inputs.memories import CreateMemory
+    from ...memories import MemorySpec
+
     m = parsed(req, CreateMemory).memory
     spec = MemorySpec(
         name=m.name,
@@ -63,6 +56,8 @@ def create_memory(req: Request) -> Reply:
 
 
 def list_memories(req: Request) -> Reply:
+    from ...inputs.memories import MemoriesQuery
+
     q = parsed(req, MemoriesQuery, {"limit": req.query.get("limit"), "cursor": req.query.get("cursor")})
     return Reply(200, views.memory_page(services.memories().listing(req.token, q.limit, q.cursor)))
 
@@ -73,6 +68,9 @@ def show_memory(req: Request) -> Reply:
 
 
 def update_memory(req: Request) -> Reply:
+    from ...inputs.memories import PatchMemory
+    from ...memories import MemoryPatch
+
     m = parsed(req, PatchMemory).memory
     change = MemoryPatch(
         description=m.description,
@@ -100,6 +98,9 @@ def sync_memory(req: Request) -> Reply:
 
 
 def promote_memory(req: Request) -> Reply:
+    from ...inputs.memories import PromoteToMemory
+    from ...paths import parse_document_path, parse_file_path
+
     p = parsed(req, PromoteToMemory).promote
     src = p.source
     resolver = services.resolver()
@@ -135,6 +136,8 @@ def promote_memory(req: Request) -> Reply:
 
 
 def list_files(req: Request) -> Reply:
+    from ...inputs.memories import FilesQuery
+
     q = parsed(
         req,
         FilesQuery,
@@ -145,12 +148,16 @@ def list_files(req: Request) -> Reply:
 
 
 def show_file(req: Request) -> Reply:
+    from ...inputs.memories import FileShow
+
     f = parsed(req, FileShow).file
     ctx = _door(req, (f.path,)).context
     return Reply(200, {"file": views.file(services.memory().show(ctx, f.path))})
 
 
 def write_file(req: Request) -> Reply:
+    from ...inputs.memories import FileWrite
+
     f = parsed(req, FileWrite).file
     ctx = _door(req, (f.path,)).context
     return answered(
@@ -162,18 +169,24 @@ def write_file(req: Request) -> Reply:
 
 
 def edit_file(req: Request) -> Reply:
+    from ...inputs.memories import FileEdit
+
     f = parsed(req, FileEdit).file
     ctx = _door(req, (f.path,)).context
     return answered(_file(200), lambda: services.memory().edit(ctx, f.path, f.old_text, f.new_text, f.expected))
 
 
 def delete_file(req: Request) -> Reply:
+    from ...inputs.memories import FileDelete
+
     f = parsed(req, FileDelete).file
     ctx = _door(req, (f.path,)).context
     return answered(no_content, lambda: services.memory().delete(ctx, f.path, f.expected))
 
 
 def grep_files(req: Request) -> Reply:
+    from ...inputs.memories import FileGrep
+
     f = parsed(req, FileGrep).file
     ctx = _door(req).context
     prefix = f.path if f.path is not None and f.path.rest else None
@@ -181,24 +194,32 @@ def grep_files(req: Request) -> Reply:
 
 
 def file_versions(req: Request) -> Reply:
+    from ...inputs.memories import FileVersions
+
     f = parsed(req, FileVersions).file
     ctx = _door(req, (f.path,)).context
     return Reply(200, views.version_page(services.history().versions(ctx, f.path, f.limit, f.cursor)))
 
 
 def show_file_version(req: Request) -> Reply:
+    from ...inputs.memories import FileVersionShow
+
     f = parsed(req, FileVersionShow).file
     ctx = _door(req, (f.path,), (f.lock_version,)).context
     return Reply(200, {"version": views.shown_version(services.history().show(ctx, f.path, f.lock_version))})
 
 
 def rollback_file(req: Request) -> Reply:
+    from ...inputs.memories import FileRollback
+
     f = parsed(req, FileRollback).file
     ctx = _door(req, (f.path,), (f.lock_version,)).context
     return answered(_file(201), lambda: services.history().rollback(ctx, f.path, f.lock_version, f.expected))
 
 
 def lease_file(req: Request) -> Reply:
+    from ...inputs.memories import FileLease
+
     f = parsed(req, FileLease).file
     return answered(
         lambda lease: Reply(200, {"lease": views.lease(lease)}),
@@ -218,6 +239,9 @@ def show_agent(req: Request) -> Reply:
 
 
 def update_agent(req: Request) -> Reply:
+    from ...inputs.memories import PatchAgent
+    from ...memories import AgentPatch
+
     a = parsed(req, PatchAgent).agent
     change = AgentPatch(
         memories=None if a.memories is None else [m.value() for m in a.memories],

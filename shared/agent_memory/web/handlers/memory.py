@@ -4,28 +4,20 @@ the door."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ... import views
-from ...context import Context
-from ...contract import Door
-from ...inputs.memory import (
-    ExportQuery,
-    MemoryDelete,
-    MemoryEdit,
-    MemoryGrep,
-    MemoryReview,
-    MemoryShow,
-    MemoryVersionChange,
-    MemoryVersions,
-    MemoryVersionShow,
-    MemoryWrite,
-    Selector,
-)
-from ...model import Located, ShownVersion
-from ...paths import MemoryPath
 from .. import services
 from ..glue import Reply, Request
 from . import answered, no_content, parsed
+
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
+if TYPE_CHECKING:
+    from ...context import Context
+    from ...contract import Door
+    from ...model import Located, ShownVersion
+    from ...paths import MemoryPath
 
 
 def _door(req: Request) -> Door:
@@ -65,12 +57,16 @@ def _shown_version(shown: ShownVersion) -> Reply:
 
 
 def list_memory(req: Request) -> Reply:
+    from ...inputs.memory import Selector
+
     selector = parsed(req, Selector, {"speaker_public_id": req.query.get("memory[speaker_public_id]")}, "memory")
     ctx = _open(req, (), selector.speaker_public_id, write=False)
     return Reply(200, {"memory": views.listing(services.memory().listing(ctx))})
 
 
 def show_memory(req: Request) -> Reply:
+    from ...inputs.memory import MemoryShow
+
     m = parsed(req, MemoryShow).memory
     # Paths are parsed before any I/O, so the document rides in the resolver's first batch.
     ctx = _open(req, (m.path,), m.speaker_public_id, write=False)
@@ -78,6 +74,8 @@ def show_memory(req: Request) -> Reply:
 
 
 def write_memory(req: Request) -> Reply:
+    from ...inputs.memory import MemoryWrite
+
     m = parsed(req, MemoryWrite).memory
     # The row rides in the first batch where its anchor is known from the URL and the caller, so a write
     # the commit would refuse is refused before its content is stored, at no extra request.
@@ -98,6 +96,8 @@ def write_memory(req: Request) -> Reply:
 
 
 def edit_memory(req: Request) -> Reply:
+    from ...inputs.memory import MemoryEdit
+
     m = parsed(req, MemoryEdit).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True)
     return answered(
@@ -109,12 +109,16 @@ def edit_memory(req: Request) -> Reply:
 
 
 def grep_memory(req: Request) -> Reply:
+    from ...inputs.memory import MemoryGrep
+
     m = parsed(req, MemoryGrep).memory
     ctx = _open(req, (), m.speaker_public_id, write=False)
     return Reply(200, views.grep(services.memory().grep(ctx, m.pattern, m.path, m.ignore_case, m.limit)))
 
 
 def delete_memory(req: Request) -> Reply:
+    from ...inputs.memory import MemoryDelete
+
     m = parsed(req, MemoryDelete).memory
     ctx = _open(req, (), m.speaker_public_id, write=True)
     return answered(
@@ -129,18 +133,24 @@ def delete_memory(req: Request) -> Reply:
 
 
 def list_versions(req: Request) -> Reply:
+    from ...inputs.memory import MemoryVersions
+
     m = parsed(req, MemoryVersions).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=False)
     return Reply(200, views.version_page(services.history().versions(ctx, m.path, m.limit, m.cursor)))
 
 
 def show_version(req: Request) -> Reply:
+    from ...inputs.memory import MemoryVersionShow
+
     m = parsed(req, MemoryVersionShow).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=False, versions=(m.lock_version,))
     return Reply(200, {"version": views.shown_version(services.history().show(ctx, m.path, m.lock_version))})
 
 
 def rollback_version(req: Request) -> Reply:
+    from ...inputs.memory import MemoryVersionChange
+
     m = parsed(req, MemoryVersionChange).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
     return answered(
@@ -152,6 +162,8 @@ def rollback_version(req: Request) -> Reply:
 
 
 def redact_version(req: Request) -> Reply:
+    from ...inputs.memory import MemoryVersionChange
+
     m = parsed(req, MemoryVersionChange).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
     return answered(
@@ -161,6 +173,8 @@ def redact_version(req: Request) -> Reply:
 
 
 def review_version(req: Request) -> Reply:
+    from ...inputs.memory import MemoryReview
+
     m = parsed(req, MemoryReview).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
     return answered(
@@ -177,6 +191,7 @@ def _reviewed(loc: Located | None) -> Reply:
 def export_memory(req: Request) -> Reply:
     """A door's export as NDJSON, one document a line; the next page's cursor in a header."""
     from ...export import Exporter
+    from ...inputs.memory import ExportQuery
 
     cursor = parsed(req, ExportQuery, {"cursor": req.query.get("cursor")}).cursor
     door = _door(req)

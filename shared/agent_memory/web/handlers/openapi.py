@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ... import openapi
 from ..glue import Reply, Request
 
 
 def openapi_document(req: Request) -> Reply:
+    # The document is built from every request model and tool schema: imported on the first request.
+    from ... import openapi
+
     return Reply(200, openapi.document())

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import views
-from ...inputs.memory import ExportQuery
-from ...inputs.records import (
-    AppendRecord,
-    ConsolidateRecords,
-    DeleteRecord,
-    ReviewRecord,
-    SearchRecords,
-    UpdateRecord,
-)
-from ...model import TypedRecord
-from ...records import Appended, RecordSpec, SearchSpec
 from .. import services
 from ..glue import Reply, Request
 from . import answered, no_content, parsed
+
+# Request models and domain modules are imported inside the verbs that use them: a route's Lambda loads
+# only its own verb's (handlers/__init__.py).
+if TYPE_CHECKING:
+    from ...model import TypedRecord
+    from ...records import Appended
 
 
 def _ws(req: Request) -> str:
@@ -32,6 +29,9 @@ def _record(rec: TypedRecord | None) -> Reply:
 
 
 def append_record(req: Request) -> Reply:
+    from ...inputs.records import AppendRecord
+    from ...records import RecordSpec
+
     r = parsed(req, AppendRecord).record
     spec = RecordSpec(
         content=r.content,
@@ -57,6 +57,8 @@ def show_record(req: Request) -> Reply:
 
 
 def update_record(req: Request) -> Reply:
+    from ...inputs.records import UpdateRecord
+
     r = parsed(req, UpdateRecord).record
     tags = None if r.tags is None else (r.tags.facet, r.tags.labels)
     return answered(
@@ -68,6 +70,8 @@ def update_record(req: Request) -> Reply:
 
 
 def delete_record(req: Request) -> Reply:
+    from ...inputs.records import DeleteRecord
+
     r = parsed(req, DeleteRecord).record
     return answered(
         no_content,
@@ -76,6 +80,8 @@ def delete_record(req: Request) -> Reply:
 
 
 def review_record(req: Request) -> Reply:
+    from ...inputs.records import ReviewRecord
+
     decision = parsed(req, ReviewRecord).review.decision
     return answered(
         _record, lambda: services.records().review(req.token, _ws(req), req.params["record_public_id"], decision)
@@ -83,6 +89,9 @@ def review_record(req: Request) -> Reply:
 
 
 def search_records(req: Request) -> Reply:
+    from ...inputs.records import SearchRecords
+    from ...records import SearchSpec
+
     s = parsed(req, SearchRecords).search
     spec = SearchSpec(
         query=s.query,
@@ -101,6 +110,8 @@ def search_records(req: Request) -> Reply:
 
 
 def consolidate_records(req: Request) -> Reply:
+    from ...inputs.records import ConsolidateRecords
+
     c = parsed(req, ConsolidateRecords).consolidate
     return answered(
         lambda result: Reply(200, views.consolidation(result)),
@@ -110,6 +121,8 @@ def consolidate_records(req: Request) -> Reply:
 
 def export_records(req: Request) -> Reply:
     """The workspace's records as NDJSON, one a line, masked; the next page's cursor in a header."""
+    from ...inputs.memory import ExportQuery
+
     cursor = parsed(req, ExportQuery, {"cursor": req.query.get("cursor")}).cursor
     page = services.records().export(req.token, _ws(req), cursor)
     headers = {"content-type": "application/x-ndjson; charset=utf-8"}

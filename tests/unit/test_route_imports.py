@@ -1,0 +1,164 @@
+"""Each route's Lambda imports only what its handler needs when `app.py` loads (docs/decisions.md, "Cold
+start: a route imports its own verb only").
+
+Every function's `app.py` is imported as Lambda imports it (its folder as the working directory, the layer
+on the path) in an interpreter of its own: one child process that has imported nothing of the package
+forks once per function, so each import starts from a clean `sys.modules` without paying an interpreter's
+start-up a hundred times. The loaded `agent_memory.*` modules must lie within the route's allow-list, and
+none of the heavy libraries (pydantic, boto3, regex, Powertools) may load before the first request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from agent_memory.contract import ROUTES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What every HTTP route loads: the entry, the route table, the glue (errors, Idempotency-Key, token
+# parsing, the source address's meter) and the handlers' shared helpers. views.py imports only the
+# standard library at runtime (its types are TYPE_CHECKING imports).
+CORE = frozenset(
+    {
+        "agent_memory",
+        "agent_memory.budget",
+        "agent_memory.contract",
+        "agent_memory.errors",
+        "agent_memory.idempotency",
+        "agent_memory.ids",
+        "agent_memory.observability",
+        "agent_memory.views",
+        "agent_memory.web",
+        "agent_memory.web.glue",
+        "agent_memory.web.handlers",
+        "agent_memory.web.lambda_entry",
+        "agent_memory.web.services",
+    }
+)
+# What each handler module adds at import: itself, and what its verbs all share. Request models, the
+# domain services, the resolver and the store are imported inside the verbs, on the first request.
+BY_HANDLER_MODULE: dict[str, frozenset[str]] = {
+    "directory": frozenset({"agent_memory.web.secrets"}),  # create_account's operator key (stdlib only)
+}
+# The in-account tool door has no HTTP route of its own.
+TOOL_INVOKE = frozenset(CORE - {"agent_memory.web.handlers", "agent_memory.web.lambda_entry"}) | {
+    "agent_memory.web.tool_lambda"
+}
+# Libraries no route needs before its first request: each costs tens of milliseconds of import.
+HEAVY = ("pydantic", "pydantic_core", "boto3", "botocore", "s3transfer", "regex", "aws_lambda_powertools")
+
+# Run in a fresh interpreter: fork per function, import its app.py, report what loaded.
+_PROBE = r"""
+import json, os, sys
+results = {}
+names = sys.argv[2:]
+width = 2
+pending = list(names)
+running = {}
+def start(name):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        out = {}
+        try:
+            folder = os.path.join(sys.argv[1], name)
+            os.chdir(folder)
+            sys.path.insert(0, folder)
+            import app  # noqa: F401
+            out["modules"] = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY or m.startswith("agent_memory"))
+            out["handler"] = callable(getattr(app, "handler", None))
+        except BaseException as exc:  # reported to the test, which fails on it
+            out["error"] = repr(exc)
+        os.write(w, json.dumps(out).encode())
+        os.close(w)
+        os._exit(0)
+    os.close(w)
+    running[pid] = (name, r)
+while pending or running:
+    while pending and len(running) < width:
+        start(pending.pop())
+    pid, _ = os.wait()
+    name, r = running.pop(pid)
+    chunks = []
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    results[name] = json.loads(b"".join(chunks) or b'{"error": "no answer"}')
+print(json.dumps(results))
+"""
+
+
+def _functions() -> list[str]:
+    return sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "app.py").exists())
+
+
+@cache
+def _loaded() -> dict[str, dict[str, object]]:
+    """Every function's loaded modules, from one probe process (forking one child per function)."""
+    heavy = f"HEAVY = {HEAVY!r}\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "shared"), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", heavy + _PROBE, str(ROOT / "functions"), *_functions()],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out: dict[str, dict[str, object]] = json.loads(done.stdout)
+    return out
+
+
+def allowed(function: str) -> frozenset[str]:
+    """The agent_memory modules a function's app.py may load."""
+    if function == "tool_invoke":
+        return TOOL_INVOKE
+    route = next(r for r in ROUTES if r.name == function)
+    module = route.handler.partition(":")[0]
+    return CORE | {f"agent_memory.web.handlers.{module}"} | BY_HANDLER_MODULE.get(module, frozenset())
+
+
+# The sweeper is no route: a scheduled job whose one call needs the whole store (and boto3) anyway.
+FUNCTIONS = [f for f in _functions() if f != "sweeper"]
+
+
+def test_every_route_has_a_function_probed() -> None:
+    # Given the route table, Then every route's function is probed (and nothing is probed twice).
+    assert {r.name for r in ROUTES} <= set(FUNCTIONS)
+    assert set(_loaded()) == set(_functions())
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_a_route_imports_only_what_its_handler_needs(function: str) -> None:
+    # Given the function's app.py imported as Lambda imports it,
+    found = _loaded()[function]
+    assert "error" not in found, found.get("error")
+    assert found["handler"] is True
+    modules = set(found["modules"])  # type: ignore[call-overload]
+    ours = {m for m in modules if m.startswith("agent_memory")}
+    # Then it loaded nothing of the package beyond its allow-list,
+    assert ours - allowed(function) == set(), f"{function} imports modules it does not need"
+    # and none of the heavy libraries: they load on the first request that needs them.
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY) == [], function
+
+
+def test_the_sweeper_loads_the_store_and_no_http_or_domain() -> None:
+    # Given the scheduled sweeper, Then it loads the store, but no HTTP glue, request model or domain verb.
+    found = _loaded()["sweeper"]
+    assert "error" not in found, found.get("error")
+    ours = {m for m in found["modules"] if m.startswith("agent_memory")}  # type: ignore[attr-defined]
+    assert "agent_memory.store.sweeper" in ours
+    assert not {m for m in ours if m.startswith(("agent_memory.web", "agent_memory.inputs"))}
+    assert not ours & {"agent_memory.tools", "agent_memory.memory", "agent_memory.resolver", "agent_memory.views"}
