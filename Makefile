@@ -43,9 +43,11 @@ template: install
 template-check: install
 	$(BIN)/python .ci/templategen.py --check
 	$(BIN)/python .ci/readme_routes.py --check
+	$(BIN)/python -m tests.perfdoc --check
 
+# Measures every verb and rewrites docs/performance.md (and .json, its data); BENCH_ARGS=--quick for a smoke run.
 bench: install
-	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench $(BENCH_ARGS)
 
 cfn-lint: install
 	$(BIN)/cfn-lint template.yaml

@@ -33,6 +33,7 @@ import platform
 import pstats
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -46,7 +47,8 @@ from agent_memory.model import Anchor, Author
 from agent_memory.store import CACHE, aws_clients, get_store
 from agent_memory.store import keys as store_keys
 
-from . import coldstart
+from . import coldstart, perfdoc
+from .capacity import CapacityMeter, Usage
 
 API = "/agent_api/v1"
 OWN_TARGET_MS = 1.0
@@ -66,6 +68,7 @@ class Sample:
     ops: Counter[str]
     cpu_ns: int  # this process's CPU time over the call, every thread
     aws_cpu_ns: int  # of which spent inside botocore calls
+    spans: list[tuple[int, int, str]] = field(default_factory=list)  # each AWS call: start, end, operation
 
     @property
     def own_ns(self) -> int:
@@ -74,6 +77,44 @@ class Sample:
     @property
     def own_cpu_ns(self) -> int:
         return max(0, self.cpu_ns - self.aws_cpu_ns)
+
+
+def request_graph(spans: list[tuple[int, int, str]]) -> list[dict[str, Any]]:
+    """The call's request graph, as steps: {"ops": {operation: count}, "width": calls in flight at once}.
+
+    A call's step is one past the latest step among the calls that ended before it began, so calls sent
+    together (parallel Queries) share a step and a call sent after them is the next. A fan-out through a
+    bounded pool (the block's S3 reads, 16 at a time) shows up as a run of steps of one operation; those
+    fold into one step whose width is the most calls seen in flight together."""
+    ordered = sorted(spans)
+    levels: list[int] = []
+    for k, (start, _, _) in enumerate(ordered):
+        levels.append(1 + max((levels[j] for j in range(k) if ordered[j][1] <= start), default=0))
+    grouped: dict[int, list[tuple[int, int, str]]] = {}
+    for level, span in zip(levels, ordered, strict=True):
+        grouped.setdefault(level, []).append(span)
+    steps: list[list[tuple[int, int, str]]] = []
+    for level in sorted(grouped):
+        calls = grouped[level]
+        ops = {op for _, _, op in calls}
+        if steps and len(ops) == 1 and {op for _, _, op in steps[-1]} == ops and len(steps[-1]) > 1:
+            steps[-1] += calls  # the pool's next wave
+        else:
+            steps.append(list(calls))
+    graph = []
+    for calls in steps:
+        counted = Counter(op.split(":")[1] for _, _, op in calls)
+        graph.append({"ops": dict(sorted(counted.items())), "width": _most_in_flight(calls)})
+    return graph
+
+
+def _most_in_flight(calls: list[tuple[int, int, str]]) -> int:
+    edges = sorted([(s, 1) for s, _, _ in calls] + [(e, -1) for _, e, _ in calls])
+    most = now = 0
+    for _, delta in edges:  # an end sorts before a start at the same instant
+        now += delta
+        most = max(most, now)
+    return most
 
 
 def _union_ns(spans: list[Span]) -> int:
@@ -98,21 +139,35 @@ class AwsMeter:
         self.active = False
         self.ops: Counter[str] = Counter()
         self.calls: list[Span] = []
+        self.spans: list[tuple[int, int, str]] = []
         self.cpu: list[int] = []
+        # On in a pass of its own (never while timing): works out each call's billed units with side calls.
+        self.capacity: CapacityMeter | None = None
+        self._capacity_lock = threading.Lock()
 
     def attach(self, client: Any) -> None:
         events = client.meta.events
         events.register("before-call", self._count)
         inner = client._make_api_call
+        service = client.meta.service_model.service_name
 
         def timed(operation_name: str, api_params: dict[str, Any]) -> Any:
+            if self.capacity is not None:
+                with self._capacity_lock:
+                    old = self.capacity.before(inner, operation_name, api_params)
+                result = inner(operation_name, api_params)
+                with self._capacity_lock:
+                    self.capacity.after(inner, service, operation_name, api_params, old)
+                return result
             if not self.active:
                 return inner(operation_name, api_params)
             start, cpu = time.perf_counter_ns(), time.thread_time_ns()
             try:
                 return inner(operation_name, api_params)
             finally:
-                self.calls.append((start, time.perf_counter_ns()))
+                end = time.perf_counter_ns()
+                self.calls.append((start, end))
+                self.spans.append((start, end, f"{service}:{operation_name}"))
                 self.cpu.append(time.thread_time_ns() - cpu)
 
         # The generated client methods call self._make_api_call, so an instance attribute intercepts them.
@@ -124,12 +179,12 @@ class AwsMeter:
             self.ops[f"{service}:{operation}"] += 1
 
     def begin(self) -> None:
-        self.ops, self.calls, self.cpu = Counter(), [], []
+        self.ops, self.calls, self.spans, self.cpu = Counter(), [], [], []
         self.active = True
 
     def end(self, total_ns: int, cpu_ns: int) -> Sample:
         self.active = False
-        return Sample(total_ns, _union_ns(self.calls), self.ops, cpu_ns, sum(self.cpu))
+        return Sample(total_ns, _union_ns(self.calls), self.ops, cpu_ns, sum(self.cpu), self.spans)
 
 
 # ---- calling the handlers in-process ---------------------------------------------------------------
@@ -180,6 +235,17 @@ class Harness:
         """An untimed call (setting the stage); refuses any status but the expected one."""
         handler, event = self.event(step)
         return _checked(step, handler(event, None))
+
+    def usage(self, step: Step) -> tuple[Usage, dict[str, Any]]:
+        """An untimed call whose billed DynamoDB units and S3 requests are worked out (tests/capacity.py)."""
+        handler, event = self.event(step)
+        self.meter.capacity = CapacityMeter()
+        try:
+            result = handler(event, None)
+            usage = self.meter.capacity.usage
+        finally:
+            self.meter.capacity = None
+        return usage, _checked(step, result)
 
     def measure(self, step: Step) -> tuple[Sample, dict[str, Any]]:
         handler, event = self.event(step)
@@ -711,6 +777,20 @@ def _unfork(w: World, i: int, out: dict[str, Any]) -> None:
         ddb.batch_write_item(RequestItems={table: batch})
 
 
+def worst_note() -> str:
+    """What the worst-case rows are, in a sentence for the published page."""
+    from agent_memory.memory import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
+
+    return (
+        f"Grep's worst case: {GREP_ROOTS} bound roots x {GREP_DOCS} documents x {GREP_DOC_BYTES // 1024} KiB "
+        f"({GREP_ROOTS * GREP_DOCS * GREP_DOC_BYTES // 2**20} MiB) searched with a regex that matches nothing, under "
+        f"the {GREP_BYTE_BUDGET // 2**20} MiB byte budget and the {GREP_DEADLINE_SECONDS:g} s deadline; answers by "
+        f"truncated_reason: {dict(sorted(GREP_REASONS.items()))}. The block's worst case: {len(_BLOCK_ROOTS)} roots "
+        f"x {BLOCK_DOCS} documents of {BLOCK_DOC_BYTES} bytes assembled under a 16 KiB and a 1 MiB budget (cold: "
+        "each included document's first S3 read)."
+    )
+
+
 def grep_worst_note(results: list[Result]) -> None:
     from agent_memory.memory import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
 
@@ -1017,6 +1097,23 @@ class Result:
     target: Target
     samples: list[Sample]
     seconds: float  # the row's whole cost: setting the stage, warm-up and measuring
+    function: str = ""  # the functions/<name>/ folder whose Lambda answers it
+    usages: list[Usage] = field(default_factory=list)  # billed units, from a few untimed calls of its own
+
+
+def usage_of(w: World, verb: Verb, n: int, *, cold: bool, base: int) -> tuple[str, list[Usage]]:
+    """(the verb's function, the billed units of n more calls), each worked out in its own untimed call."""
+    usages, function = [], ""
+    for k in range(n):
+        step = verb.prepare(w, base + k)
+        function = w.h.function_of(step)
+        if cold:
+            CACHE.clear()
+        usage, out = w.h.usage(step)
+        if verb.after is not None:
+            verb.after(w, base + k, out)
+        usages.append(usage)
+    return function, usages
 
 
 def run_verb(
@@ -1122,6 +1219,41 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
     return all_ok
 
 
+def published_row(r: Result, memory_mb: dict[str, int]) -> dict[str, Any]:
+    """One row of docs/performance.json: what the page and its models are rendered from."""
+    text, ddb, s3 = ops_text(r.samples)
+    graphs = Counter(json.dumps(request_graph(s.spans)) for s in r.samples)
+    own = [ms(s.own_cpu_ns) for s in r.samples]
+    sdk = [ms(s.aws_cpu_ns) for s in r.samples]
+    total = [ms(s.total_ns) for s in r.samples]
+    gets = [s.ops.get("s3:GetObject", 0) for s in r.samples]
+    n = max(1, len(r.usages))
+    return {
+        "label": r.label,
+        "function": r.function,
+        "memory_mb": memory_mb[r.function],
+        "n": len(r.samples),
+        "ddb": round(ddb, 2),
+        "s3": round(s3, 2),
+        "ops_text": text,
+        "graph": json.loads(graphs.most_common(1)[0][0]),
+        "target_met": r.target.met(r.samples),
+        "own_cpu_p50": round(pct(own, 50), 3),
+        "own_cpu_p95": round(pct(own, 95), 3),
+        "own_cpu_p99": round(pct(own, 99), 3),
+        "sdk_cpu_p50": round(pct(sdk, 50), 3),
+        "sdk_cpu_p95": round(pct(sdk, 95), 3),
+        "sdk_cpu_p99": round(pct(sdk, 99), 3),
+        "total_p50": round(pct(total, 50), 2),
+        "total_max": round(max(total), 2),
+        "s3_get_range": f"{min(gets)}" if min(gets) == max(gets) else f"{min(gets)}-{max(gets)}",
+        "rru": round(sum(u.rru for u in r.usages) / n, 2),
+        "wru": round(sum(u.wru for u in r.usages) / n, 2),
+        "s3_put": round(sum(u.s3_put for u in r.usages) / n, 2),
+        "s3_get": round(sum(u.s3_get for u in r.usages) / n, 2),
+    }
+
+
 def _own_targets(results: list[Result]) -> list[str]:
     return sorted({f"{r.label} <{r.target.own_ms:g}ms" for r in results if r.target.own_ms != OWN_TARGET_MS})
 
@@ -1169,7 +1301,7 @@ def profile(w: World, verb: Verb, n: int, base: int) -> None:
 IMPORT_TARGET = 1.3  # a route's whole-process import, at most this many bare `import boto3`s
 
 
-def import_table(which: str) -> bool:
+def import_table(which: str) -> tuple[bool, dict[str, Any]]:
     """The cold-import table (tests/coldstart.py): every function, or the first of each handler module."""
     names = coldstart.functions()
     if which == "some":
@@ -1181,10 +1313,18 @@ def import_table(which: str) -> bool:
             firsts.setdefault(route.handler.partition(":")[0] if route else name, name)
         names = sorted(firsts.values())
     boto3_ms, rows = coldstart.import_table(names)
-    return coldstart.print_import_table(boto3_ms, rows, IMPORT_TARGET)
+    ok = coldstart.print_import_table(boto3_ms, rows, IMPORT_TARGET)
+    published = {
+        "boto3_ms": round(boto3_ms, 1),
+        "runs": coldstart.RUNS,
+        "target": IMPORT_TARGET,
+        "which": which,
+        "rows": [{"function": r.function, "process_ms": round(r.process_ms, 1)} for r in rows],
+    }
+    return ok, published
 
 
-def first_calls(w: World, verbs: list[Verb], results: list[Result], base: int) -> None:
+def first_calls(w: World, verbs: list[Verb], results: list[Result], base: int) -> list[dict[str, Any]]:
     """Per verb, a fresh process answers the verb's call once, then once more (tests/coldstart.py)."""
     warm = {r.label: pct([ms(s.total_ns) for s in r.samples], 50) for r in results}
     rows: list[coldstart.FirstCall] = []
@@ -1217,6 +1357,35 @@ def first_calls(w: World, verbs: list[Verb], results: list[Result], base: int) -
             )
         )
     coldstart.print_first_calls(rows, warm)
+    return [
+        {
+            "verb": r.verb,
+            "function": r.function,
+            "import_ms": round(r.import_ms, 1),
+            "clients_ms": round(r.clients_ms, 1),
+            "first_ms": round(r.first_ms, 1),
+            "second_ms": round(r.second_ms, 1),
+            "warm_ms": None if warm.get(r.verb) is None else round(warm[r.verb], 2),
+        }
+        for r in rows
+    ]
+
+
+USAGE_CALLS = 3  # untimed calls per row whose billed units are worked out (the cost model's input)
+LOAD_CLIENTS, LOAD_SECONDS, LOAD_MAX_REQUESTS = 8, 20.0, 20_000
+
+
+def load_run(service: LocalService, args: argparse.Namespace) -> dict[str, Any]:
+    """The load run (tests/loadrun.py) through the local HTTP gateway of the same service."""
+    from .loadrun import run_load
+
+    seconds = LOAD_SECONDS / 4 if args.quick else LOAD_SECONDS
+    report = run_load(service.url, clients=LOAD_CLIENTS, seconds=seconds, max_requests=LOAD_MAX_REQUESTS)
+    data: dict[str, Any] = report.to_dict()
+    data["ok"] = report.ok
+    data["max_requests"] = LOAD_MAX_REQUESTS
+    print(f"\nLoad run: {json.dumps(data)[:2000]}")
+    return data
 
 
 _MOTO_CHILD = """
@@ -1287,6 +1456,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the cold-import table: every function (default), one per handler module (default with --quick), or none",
     )
     parser.add_argument("--no-first-calls", action="store_true", help="skip the first-request-per-verb table")
+    parser.add_argument("--no-load", action="store_true", help="skip the load run through the local gateway")
+    parser.add_argument(
+        "--no-publish",
+        action="store_true",
+        help="do not rewrite docs/performance.json and .md (never rewritten when --only picks verbs)",
+    )
     parser.add_argument(
         "--budget",
         type=float,
@@ -1318,16 +1493,23 @@ def main(argv: list[str] | None = None) -> int:
         for verb in verbs:
             t0 = time.monotonic()
             samples = run_verb(world, verb, args.warmup, args.n, cold=False, base=base, budget=args.budget)
-            results.append(Result(verb, verb.name, verb.target, samples, time.monotonic() - t0))
+            seconds = time.monotonic() - t0
             base += args.warmup + args.n
+            function, usages = usage_of(world, verb, USAGE_CALLS, cold=False, base=base)
+            base += USAGE_CALLS
+            results.append(Result(verb, verb.name, verb.target, samples, seconds, function, usages))
             if verb.cold is not None:
                 t0, cold_n = time.monotonic(), max(MIN_N, args.n // 10)
                 samples = run_verb(world, verb, 0, cold_n, cold=True, base=base, budget=args.budget / 2, floor=3)
-                results.append(Result(verb, f"{verb.name} (cold)", verb.cold, samples, time.monotonic() - t0))
+                seconds = time.monotonic() - t0
                 base += cold_n
+                function, usages = usage_of(world, verb, USAGE_CALLS, cold=True, base=base)
+                base += USAGE_CALLS
+                results.append(Result(verb, f"{verb.name} (cold)", verb.cold, samples, seconds, function, usages))
         ok = report(results, args)
+        first: list[dict[str, Any]] = []
         if not args.no_first_calls:
-            first_calls(world, verbs, results, base)
+            first = first_calls(world, verbs, results, base)
             base += 2 * len(verbs)
         if any(v.name == GREP_WORST for v in verbs):
             grep_worst_note(results)
@@ -1338,8 +1520,32 @@ def main(argv: list[str] | None = None) -> int:
             if not chosen:
                 parser.error(f"--profile: no verb named {args.profile!r}")
             profile(world, chosen[0], args.n, base)
+        imports: dict[str, Any] | None = None
         if args.imports != "none":
-            ok &= import_table(args.imports)
+            met, imports = import_table(args.imports)
+            ok &= met
+        load = None
+        if not args.no_load:
+            load = load_run(service, args)
+            ok &= bool(load["ok"])
+        if not only and not args.no_publish:
+            memory = perfdoc._template_memory()
+            perfdoc.write(
+                {
+                    "run": {
+                        "mode": "make bench --quick" if args.quick else "make bench",
+                        "machine": f"{platform.python_implementation()} {platform.python_version()}, "
+                        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+                        "date": time.strftime("%Y-%m-%d"),
+                    },
+                    "verbs": [published_row(r, memory) for r in results],
+                    "imports": imports,
+                    "first_calls": first,
+                    "worst_note": worst_note(),
+                    "load": load,
+                }
+            )
+            print(f"\nwrote {perfdoc.PAGE.relative_to(perfdoc.ROOT)} and {perfdoc.DATA.relative_to(perfdoc.ROOT)}")
         print(
             f"\n{'all targets met' if ok else 'SOME TARGETS MISSED (marked NO)'}; "
             f"ran in {time.perf_counter() - started:.1f} s"
