@@ -219,6 +219,7 @@ class Invariants:
     unexpected_4xx: int
     # What the figures above are out of, and the rarer ways a run can go wrong.
     accepted_writes: int = 0
+    shared_documents: int = 0  # the paths the shared writes went to, rotations included
     stale_refusals: int = 0
     unverified_writes: int = 0
     cap_accepted: int = 0
@@ -665,6 +666,8 @@ def run_load(
         t.start()
     for t in threads:
         t.join(timeout=seconds + 120)
+    for c in workers:
+        c.api.http.close()  # else each keep-alive connection holds a gateway thread until collected
     ended = max((s.answered for c in workers for s in c.samples), default=time.perf_counter())
     if errors:
         raise RuntimeError("a load client failed") from errors[0]
@@ -756,6 +759,7 @@ def _verify(
         five_xx=sum(1 for s in samples if s.status >= 500),
         unexpected_4xx=sum(1 for s in samples if 400 <= s.status < 500 and not s.expected),
         accepted_writes=len(accepted) - SHARED_DOCUMENTS,
+        shared_documents=len(paths),
         stale_refusals=sum(1 for s in samples if s.kind == "write" and s.code == STALE),
         unverified_writes=check.unverified_writes,
         cap_accepted=world.cap_prefilled + len(created),
@@ -803,7 +807,7 @@ def render(report: LoadReport) -> str:
         f"invariants: {'ok' if inv.ok else 'FAILED: ' + ', '.join(inv.failures())}",
         f"  lost updates {inv.lost_updates}, out of order {inv.out_of_order}, unexplained versions "
         f"{inv.unexplained_versions} (over {inv.accepted_writes} accepted writes, {inv.stale_refusals} stale "
-        f"refusals, {inv.unverified_writes} unverifiable)",
+        f"refusals, {inv.unverified_writes} unverifiable, on {inv.shared_documents} documents)",
         f"  cap {inv.cap_actual}/{inv.cap_expected} (accepted {inv.cap_accepted}, refused {inv.cap_refusals}, "
         f"wrong code {inv.cap_refusals_wrong_code}, premature {inv.cap_premature_refusals})",
         f"  5xx {inv.five_xx}, unexpected 4xx {inv.unexpected_4xx}, no answer {inv.transport_errors}, "

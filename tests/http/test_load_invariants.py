@@ -26,8 +26,12 @@ PID = "01a23000-0000-7000-8000-000000000001"
 
 
 def test_a_small_load_run_keeps_every_invariant_and_really_contends(fresh: LocalService) -> None:
-    # When six clients mix reads, conditional writes on shared documents, forks, blocks and capped creates
-    report = run_load(fresh.url, clients=6, seconds=4.0, max_requests=400, seed=17, operator_key=fresh.operator_key)
+    # When six clients mix reads, conditional writes on shared documents, forks, blocks and capped creates,
+    # told the service keeps 16 versions (it keeps 100), so each shared document moves to a new path after
+    # a few writes and that path's creation is raced too
+    report = run_load(
+        fresh.url, clients=6, seconds=4.0, max_requests=400, seed=17, operator_key=fresh.operator_key, versions_kept=16
+    )
     inv = report.invariants
     # Then nothing was lost, misplaced or invented, the cap held exactly, and no answer was a 5xx or a surprise
     assert report.ok, render(report)
@@ -38,6 +42,7 @@ def test_a_small_load_run_keeps_every_invariant_and_really_contends(fresh: Local
     assert all(report.kinds[k].count >= 3 for k in KINDS), render(report)
     assert inv.stale_refusals > 0 and inv.accepted_writes > 0, render(report)
     assert inv.cap_refusals > 0, render(report)
+    assert inv.shared_documents > 4, render(report)
     # And the bounds held: requests within the budget, time within the budget plus one slow answer
     assert report.requests <= 400 and report.seconds < 4.0 + 10
     assert sum(report.statuses.values()) == report.requests == sum(k.count for k in report.kinds.values())
