@@ -774,22 +774,6 @@ def _verify(
 # ---- python -m tests.loadrun --------------------------------------------------------------------------
 
 
-def _isolate_environment() -> None:
-    # As tests/bench.py: only ever its own embedded moto, never an endpoint or account from the shell.
-    os.environ.pop("AWS_ENDPOINT_URL", None)
-    os.environ.pop("AWS_PROFILE", None)
-    os.environ.pop("AWS_SESSION_TOKEN", None)
-    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
-    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # moto's placeholder
-    os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
-    # The run is hundreds of changes a minute from one account and one address on purpose: no budget
-    # may refuse them, or the figures would measure the rate limiter.
-    for budget in ("", "ACCOUNT_", "ORIGIN_"):
-        os.environ[f"AGENT_MEMORY_{budget}WRITES_PER_MINUTE"] = "off"
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-
-
 def render(report: LoadReport) -> str:
     lines = [
         f"load run: {report.clients} clients, {report.seconds:.1f} s (stopped by {report.stopped_by}), "
@@ -839,12 +823,13 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.clients <= MAX_CLIENTS:
         parser.error(f"--clients must be 1..{MAX_CLIENTS}")
 
-    _isolate_environment()
     # Imported here: tests.bench may import this module, and run_load itself needs neither.
+    from .bench import isolate_environment, moto_process, stop_child
+
+    isolate_environment()  # as the bench: its own embedded moto only, and no write budget in the way
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     from agent_memory.local.runtime import start_local
     from agent_memory.settings import settings
-
-    from .bench import moto_process, stop_child
 
     child = None
     if args.storage == "process":

@@ -391,9 +391,12 @@ def _load(load: dict[str, Any] | None) -> list[str]:
         "throughput is this machine's, not AWS's). Invariants checked after the run:",
         "",
         f"- lost updates: {inv['lost_updates']}; out of order: {inv['out_of_order']}; versions nobody was told of: "
-        f"{inv['unexplained_versions']} (every accepted write is in its document's history, in order)",
-        f"- the cap: {inv['cap_actual']} documents of {inv['cap_expected']}; refusals with another code: "
-        f"{inv['cap_refusals_wrong_code']}",
+        f"{inv['unexplained_versions']}: each of the {inv['accepted_writes']} accepted writes is in its document's "
+        f"history at the version it was answered, with its content ({inv['stale_refusals']} writes were refused "
+        "as stale: the contention was real)",
+        f"- the cap: {inv['cap_actual']} documents of {inv['cap_expected']}, {inv['cap_refusals']} creates past it "
+        f"refused; refusals with another code: {inv['cap_refusals_wrong_code']}; refused before the cap was "
+        f"reached: {inv['cap_premature_refusals']}",
         f"- 5xx answers: {inv['five_xx']}; unexpected 4xx: {inv['unexpected_4xx']}",
         "",
         f"{load['requests']} requests, {load['throughput_rps']:.1f} per second; latency over all: p50 "
