@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .bindings import Binding
 from .context import Context, Source
@@ -30,6 +30,7 @@ WORKSPACE = "/workspace"
 SERVER = "/memory"
 MAX_MOUNTS = 32
 MAX_MOUNT_PATH = 512
+T = TypeVar("T")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~@+=-][A-Za-z0-9._~@+= -]*\Z")
 
 
@@ -235,6 +236,15 @@ def _outside(path: str) -> ApiError:
 
 def place(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> Placed:
     """The mount a path lies in and the path within it (a folder may be the mount itself)."""
+    placed, refs = _planned(ex, ctx, path, folder=folder)
+    ctx.fetch(refs)
+    return _present(placed)
+
+
+def _planned(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> tuple[Placed, list[Ref]]:
+    """A path placed in its mount without any request, and what placing it reads: a Memory mount's row
+    (the Memory may have been deleted since the session began; its rows wait for the sweeper) and the
+    file's, so the verbs find the file loaded."""
     if not isinstance(path, str) or not path.startswith("/"):
         raise ApiError("memory_path_invalid", "file.path must be an absolute path such as '/workspace/runbooks/a.md'.")
     path = path.rstrip("/") if folder else path
@@ -246,7 +256,8 @@ def place(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> Pl
         raise ApiError("memory_path_invalid", f"{path!r} is a mount, not a file: name a file inside it.")
     if mount.kind == "memory":
         binding = Binding(FILES_ROOT, "memory", "read_write" if mount.mode == "readwrite" else "read")
-        src = Source(binding, Anchor("memory", mount.memory_id or ""), True)
+        anchor = Anchor("memory", mount.memory_id or "")
+        src = Source(binding, anchor, True)
         memory_ctx = Context(
             ctx.store,
             ctx.principal,
@@ -257,30 +268,90 @@ def place(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) -> Pl
             stops=ctx.stops,
         )
         mp = MemoryPath(FILES_ROOT, rest, plain=True) if folder else parse_file_path(rest)
-        # The Memory may have been deleted since the session began (its rows wait for the sweeper): read
-        # its row with the file's, in one batch.
-        anchor = Anchor("memory", mount.memory_id or "")
-        ctx.fetch([Ref.memory(anchor.owner_id), *([] if folder else [Ref.document(anchor, mp.rest)])])
-        if ctx.loaded.get(Ref.memory(anchor.owner_id)) is None:
-            raise ApiError(
-                "memory_scope_unavailable",
-                f"The Memory mounted at {mount.path} has been deleted since the session began.",
-            )
-        return Placed(mount, memory_ctx, mp)
+        refs = [Ref.memory(anchor.owner_id), *([] if folder else [Ref.document(anchor, mp.rest)])]
+        return Placed(mount, memory_ctx, mp), refs
     bound = _bound(ctx, mount.kind)
     if bound is None:
         raise _outside(path)
     mp = MemoryPath(bound.name, rest) if folder else parse_document_path(f"{bound.name}/{rest}")
-    return Placed(mount, ctx, mp)
+    return Placed(mount, ctx, mp), []
+
+
+def _present(placed: Placed) -> Placed:
+    """A placed path whose Memory (if it lies in one) still exists, as the batch just read it."""
+    mount = placed.mount
+    if (
+        mount is not None
+        and mount.kind == "memory"
+        and placed.context.loaded.get(Ref.memory(mount.memory_id or "")) is None
+    ):
+        raise deleted_meanwhile(mount)
+    return placed
+
+
+def deleted_meanwhile(mount: Mount) -> ApiError:
+    """A Memory mount whose Memory is gone, in the session's words (the Memory's own door says not_found)."""
+    return ApiError(
+        "memory_scope_unavailable", f"The Memory mounted at {mount.path} has been deleted since the session began."
+    )
 
 
 def locate(ex: Execution, ctx: Context, path: Any) -> Placed:
     """A session file by either spelling the model's tools take: absolute inside a mount
     (`/workspace/runbooks/a.md`, `mounts.place`), or `<root>/<rest>` in the execution's frozen roots
     (`conversation/notes.md`). No root name starts with '/', so the two never overlap."""
-    if isinstance(path, str) and path and not path.startswith("/"):
-        return Placed(None, ctx, parse_document_path(path))
-    return place(ex, ctx, path)
+    (placed,) = locate_all(ex, ctx, (path,))
+    return placed
+
+
+def locate_all(ex: Execution, ctx: Context, paths: tuple[Any, ...]) -> list[Placed]:
+    """Several session files at once (a rename's two): every path is parsed first, then what their mounts
+    need is read in one batch (none for root-relative paths: their rows ride in the resolver's batch when
+    the handler named them, `relative_paths`)."""
+    planned = [(Placed(None, ctx, parse_document_path(p)), []) if _relative(p) else _planned(ex, ctx, p) for p in paths]
+    ctx.fetch([ref for _, refs in planned for ref in refs])
+    return [_present(placed) for placed, _ in planned]
+
+
+def _relative(path: Any) -> bool:
+    return isinstance(path, str) and bool(path) and not path.startswith("/")
+
+
+def relative_paths(*paths: Any) -> tuple[MemoryPath, ...]:
+    """The root-relative session paths among `paths`, parsed before any I/O so that the resolver reads
+    their documents in its own batch. One that does not parse is left out: `locate` refuses it once the
+    caller is known, as every refused body is refused."""
+    out = []
+    for p in paths:
+        if _relative(p):
+            try:
+                out.append(parse_document_path(p))
+            except ApiError:
+                continue
+    return tuple(out)
+
+
+def committed(placed: tuple[Placed, ...], change: Callable[[], T]) -> Callable[[], T]:
+    """A session change whose commit may find a Memory it reaches deleted after the batch read its row:
+    refused as that read would have refused it (memory_scope_unavailable), not as the Memory's own door
+    answers (not_found). Nothing else in a session change's commit answers not_found."""
+    mounts = list(dict.fromkeys(p.mount for p in placed if p.mount is not None and p.mount.kind == "memory"))
+
+    def run() -> T:
+        try:
+            return change()
+        except ApiError as err:
+            if err.code != "not_found" or not mounts:
+                raise
+            if len(mounts) == 1:
+                raise deleted_meanwhile(mounts[0]) from err
+            raise ApiError(
+                "memory_scope_unavailable",
+                f"The Memory mounted at {mounts[0].path} or the one at {mounts[1].path} has been deleted since "
+                "the session began.",
+            ) from err
+
+    return run
 
 
 class SessionFiles:

@@ -79,6 +79,12 @@ def rename(old: str, new: str) -> BetaMemoryTool20250818RenameCommand:
 
 @pytest.fixture
 def desk(fresh: LocalService) -> Desk:
+    return make_desk(fresh)
+
+
+def make_desk(fresh: LocalService) -> Desk:
+    """An execution of a conversation binding conversation/ and user/ read-write and workspace/ read-only,
+    with a Memory mounted read-write at /workspace/runbooks and one read-only at /workspace/policies."""
     _, owner, ws = client_room(fresh.url, fresh.operator_key)
     context = bindings(
         {"name": "conversation", "scope": "conversation", "access": "read_write"},

@@ -232,6 +232,14 @@ def _tool_call(in_body: bool) -> Callable[[World], Send]:
     return prepare
 
 
+def _session_rename(w: World) -> Send:
+    # A session's file moved from its conversation root to a new path, in one transaction
+    ex = w.execution()
+    url = f"/executions/{ex['public_id']}/files/rename"
+    file = {"path": "conversation/plan.md", "new_path": "conversation/renamed.md", **_expect(w.plan)}
+    return lambda k: w.api.post(url, w.alpha, {"file": file}, headers=keyed(k))
+
+
 def _patch_workspace(w: World) -> Send:
     overrides = {"workspace": {"tool_provider_overrides": {"nexus.memory": "acme-mem"}}}
     return lambda k: w.api.call("PATCH", f"/workspaces/{w.ws}", w.ada, overrides, headers=keyed(k))
@@ -363,6 +371,7 @@ CASES: dict[str, Case] = {
         201,
         ("secret",),
     ),
+    "execution_file_rename": Case(_session_rename, 201),
     "call_tool_header": Case(_tool_call(in_body=False), 200),
     "call_tool_body_key": Case(_tool_call(in_body=True), 200),
     "create_account": Case(_create_account, 201, ("token",)),
@@ -753,6 +762,11 @@ RACED: dict[str, Callable[[World], tuple[str, Any, Who]]] = {
     "create_workspace": lambda w: ("/workspaces", {"workspace": {"name": "lab"}}, w.ada),
     "fork": lambda w: (f"{w.conv_url}/fork", None, w.ada),
     "create_execution": lambda w: (f"{w.conv_url}/executions", {"execution": {}}, w.alpha),
+    "execution_file_rename": lambda w: (
+        f"/executions/{w.execution()['public_id']}/files/rename",
+        {"file": {"path": "conversation/plan.md", "new_path": "conversation/renamed.md", **_expect(w.plan)}},
+        w.alpha,
+    ),
 }
 
 
@@ -789,6 +803,8 @@ def test_two_identical_keyed_requests_at_once_change_things_once(world: World, n
         "create_workspace": {"WS:WS": 1, "WS:MEMBER": 1},
         "fork": {"CONV": 1},
         "create_execution": {"EXEC": 1},
+        # The old pointer gone, the new one made, one version record
+        "execution_file_rename": {"ANCHOR:DOC": 0, "ANCHOR:VER": 1, "CONV": 0},
     }[name]
     for kind_, n in expect.items():
         assert delta[kind_] == n, (kind_, delta)

@@ -106,8 +106,8 @@ class MemoryCommands:
 
     def __init__(self, files: SessionFiles) -> None:
         self.files = files
-        self._mounts: list[str] | None = None
-        self._roots: list[str] | None = None
+        self._mounts: dict[str, str] | None = None  # path -> mode
+        self._roots: dict[str, str] | None = None  # name -> access
 
     # ---- the tool's input as JSON (the MCP server's `memory` tool) -----------------------------------
 
@@ -142,8 +142,12 @@ class MemoryCommands:
 
     def mounts(self) -> list[str]:
         """The paths of the execution's Memory mounts (agent/ and user/ mounts are their roots)."""
+        return list(self._mount_modes())
+
+    def _mount_modes(self) -> dict[str, str]:
         if self._mounts is None:
-            self._mounts = [str(m["path"]) for m in self._service(self.files.mounts, PREFIX) if m["kind"] == "memory"]
+            listed = self._service(self.files.mounts, PREFIX)
+            self._mounts = {str(m["path"]): str(m["mode"]) for m in listed if m["kind"] == "memory"}
         return self._mounts
 
     def _mount_of(self, absolute: str) -> str | None:
@@ -234,7 +238,7 @@ class MemoryCommands:
                 raise
             raise self._refusal(err, PREFIX if sp is None else f"{PREFIX}/{sp.lstrip('/')}") from err
         if sp is None:
-            self._roots = [str(r["root"]).rstrip("/") for r in answer.get("roots", [])]
+            self._roots = {str(r["root"]).rstrip("/"): str(r["access"]) for r in answer.get("roots", [])}
         rows = [(str(f["path"]), int(f["bytesize"])) for f in answer["files"]]
         if sp is not None:
             rows = [(p, n) for p, n in rows if p.startswith(sp.rstrip("/") + "/")]
@@ -244,9 +248,20 @@ class MemoryCommands:
         return rows
 
     def roots(self) -> list[str]:
+        return list(self._root_access())
+
+    def _root_access(self) -> dict[str, str]:
         if self._roots is None:
             self._listed(None)
-        return self._roots or []
+        return self._roots or {}
+
+    def _writable(self, sp: str) -> bool:
+        """Whether the session may change a path, as the execution's mounts and roots say (the service
+        judges every change; this only tells which side of a refused rename it was about)."""
+        mount = self._mount_of(sp)
+        if mount is not None:
+            return self._mount_modes()[mount] == "readwrite"
+        return self._root_access().get(sp.strip("/").split("/", 1)[0]) == "read_write"
 
     # ---- the commands ------------------------------------------------------------------------------
 
@@ -444,9 +459,19 @@ class MemoryCommands:
                     raise CommandError(f"The file {old_path} kept changing: nothing was renamed.") from None
                 continue
             except (MemoryApiError, MemoryConnectionError) as err:
-                self._service(_raiser(err), new_path)
+                self._service(_raiser(err), self._side(err, so, old_path, sn, new_path))
             return f"Successfully renamed {old_path} to {new_path}"
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _side(self, err: BaseException, so: str, old_path: str, sn: str, new_path: str) -> str:
+        """The path a refused rename names: the old one when the refusal is about it (its side is
+        read-only, or its mounted Memory is gone while the new side lies in none), else the new one (a full
+        scope, a path that does not fit, a read-only destination)."""
+        if isinstance(err, MemoryReadOnly) and not self._writable(so):
+            return old_path
+        if isinstance(err, MemoryScopeUnavailable) and self._mount_of(so) is not None and self._mount_of(sn) is None:
+            return old_path
+        return new_path
 
 
 def _raiser(err: BaseException) -> Callable[[], Any]:

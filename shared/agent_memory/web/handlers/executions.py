@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ... import views
 from ...errors import ApiError
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from ...model import Located
+
+T = TypeVar("T")
 
 
 def create_execution(req: Request) -> Reply:
@@ -91,10 +94,11 @@ def execution_mounts(req: Request) -> Reply:
 
 def _placed(req: Request) -> tuple[Any, Any]:
     from ...inputs.executions import SessionFile
-    from ...mounts import locate
+    from ...mounts import locate, relative_paths
 
     f = parsed(req, SessionFile).file
-    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
+    # A root-relative path is parsed before any I/O, so its document rides in the resolver's batch.
+    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token, paths=relative_paths(f.path))
     return f, locate(ex, ctx, f.path)
 
 
@@ -133,14 +137,17 @@ def session_file_write(req: Request) -> Reply:
     placed.require_writable()
     return answered(
         _session_file(201),
-        lambda: _absolute(
-            placed,
-            services.memory().write(
-                placed.context,
-                placed.path,
-                content,
-                f.expected,
-                overwrite=f.conflict_resolution == "overwrite",
+        _committed(
+            (placed,),
+            lambda: _absolute(
+                placed,
+                services.memory().write(
+                    placed.context,
+                    placed.path,
+                    content,
+                    f.expected,
+                    overwrite=f.conflict_resolution == "overwrite",
+                ),
             ),
         ),
     )
@@ -152,9 +159,9 @@ def session_file_edit(req: Request) -> Reply:
     placed.require_writable()
     return answered(
         _session_file(200),
-        lambda: _absolute(
-            placed,
-            services.memory().edit(placed.context, placed.path, old, new, f.expected),
+        _committed(
+            (placed,),
+            lambda: _absolute(placed, services.memory().edit(placed.context, placed.path, old, new, f.expected)),
         ),
     )
 
@@ -162,25 +169,40 @@ def session_file_edit(req: Request) -> Reply:
 def session_file_delete(req: Request) -> Reply:
     f, placed = _placed(req)
     placed.require_writable()
-    return answered(no_content, lambda: services.memory().delete(placed.context, placed.path, f.expected))
+    return answered(
+        no_content, _committed((placed,), lambda: services.memory().delete(placed.context, placed.path, f.expected))
+    )
 
 
 def session_file_rename(req: Request) -> Reply:
     from ...inputs.executions import SessionFileRename
-    from ...mounts import locate
+    from ...mounts import locate_all, relative_paths
 
     f = parsed(req, SessionFileRename).file
-    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
-    old, new = locate(ex, ctx, f.path), locate(ex, ctx, f.new_path)
+    # Both documents ride in the resolver's batch when both are a root's; a side in a mounted Memory is
+    # read, with the other side's Memory, in one batch more (as every session verb on a mount is).
+    ex, ctx = services.resolver().execution(
+        req.params["execution_public_id"], req.token, paths=relative_paths(f.path, f.new_path)
+    )
+    old, new = locate_all(ex, ctx, (f.path, f.new_path))
     old.require_writable()
     new.require_writable()
     return answered(
         _session_file(201),
-        lambda: _absolute(
-            new,
-            services.memory().rename(old.context, old.path, new.context, new.path, f.expected, shown=old.name),
+        _committed(
+            (old, new),
+            lambda: _absolute(
+                new,
+                services.memory().rename(old.context, old.path, new.context, new.path, f.expected, shown=old.name),
+            ),
         ),
     )
+
+
+def _committed(placed: tuple[Any, ...], change: Callable[[], T]) -> Callable[[], T]:
+    from ...mounts import committed
+
+    return committed(placed, change)
 
 
 def _absolute(placed: Any, loc: Located) -> Located:
