@@ -49,6 +49,7 @@ from agent_memory.store import keys as store_keys
 
 from . import coldstart, perfdoc
 from .capacity import S3_GET_CLASS, S3_PUT_CLASS, CapacityMeter, Usage
+from .support import pct
 
 API = "/agent_api/v1"
 OWN_TARGET_MS = 1.0
@@ -1144,12 +1145,6 @@ def run_verb(
             break
         samples.append(once(base + k))
     return samples
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    index = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
-    return ordered[index]
 
 
 def ms(ns: float) -> float:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 READ_UNIT = 4096
@@ -84,12 +84,10 @@ class Usage:
     wru: float = 0.0
     s3_put: int = 0
     s3_get: int = 0
-    by_op: dict[str, float] = field(default_factory=dict)
 
     def add(self, op: str, *, rru: float = 0.0, wru: float = 0.0) -> None:
         self.rru += rru
         self.wru += wru
-        self.by_op[op] = self.by_op.get(op, 0.0) + rru + wru
 
 
 _TOKEN = re.compile(r"[#:][A-Za-z0-9_]+")

@@ -29,10 +29,8 @@ thread`) moto share one process and its GIL, so they rank changes against each o
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
-import math
 import os
 import random
 import sys
@@ -45,9 +43,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import requests
+from agent_memory.ids import sha256_hex
 from agent_memory.model import DEFAULT_VERSIONS_KEPT, MAX_DOCUMENTS_PER_ANCHOR
 
-from .support import Api, Who, conv_base
+from .support import Api, Who, conv_base, pct
 
 MAX_CLIENTS = 32
 KINDS = ("show", "list", "write", "fork", "block", "create")
@@ -67,20 +66,8 @@ EXAMPLES_KEPT = 10
 Status = tuple[int, str | None]  # (HTTP status or 0 for no answer, error code)
 
 
-def pct(values: Sequence[float], p: float) -> float:
-    """The nearest-rank percentile, as tests/bench.py computes its figures (0.0 for no values).
-
-    Not imported from there: the bench imports this module, and this one must stay light for run_load.
-    """
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    index = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
-    return ordered[index]
-
-
 def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 # ---- the invariant checker (pure) ------------------------------------------------------------------

@@ -449,20 +449,20 @@ def _latency(rows: list[dict[str, Any]]) -> list[str]:
         "twice a single write.",
         "",
     ]
-    out += _table(
-        ["verb", "memory MB", "CPU share", "depth", "predicted p50 ms", "predicted p95 ms"],
-        (
+    body = []
+    for r in rows:
+        p50, p95 = predicted_ms(r)
+        body.append(
             [
                 r["label"],
                 str(r["memory_mb"]),
                 _f(1 / cpu_scale(r["memory_mb"])),
                 str(depth(r["graph"])),
-                _f(predicted_ms(r)[0], 1),
-                _f(predicted_ms(r)[1], 1),
+                _f(p50, 1),
+                _f(p95, 1),
             ]
-            for r in rows
-        ),
-    )
+        )
+    out += _table(["verb", "memory MB", "CPU share", "depth", "predicted p50 ms", "predicted p95 ms"], body)
     return out
 
 

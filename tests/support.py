@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +11,16 @@ import requests
 from agent_memory.client import MemoryClient
 
 API = "/agent_api/v1"
+
+
+def pct(values: Sequence[float], p: float) -> float:
+    """The nearest-rank percentile every published figure uses (`make bench`, the load run); 0.0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
+    return ordered[index]
+
 
 # memory_context entries binding each scope under its own name, read_write; `{**X, ...}` varies one.
 CONV = {"name": "conversation", "scope": "conversation", "access": "read_write"}

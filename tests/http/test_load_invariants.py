@@ -9,18 +9,17 @@ from __future__ import annotations
 import pytest
 from agent_memory.local.runtime import LocalService
 
-from .. import bench
 from ..loadrun import (
     KINDS,
     AcceptedWrite,
     HistoryVersion,
     check_history,
-    pct,
     premature_refusals,
     render,
     run_load,
     sha256,
 )
+from ..support import pct
 
 PID = "01a23000-0000-7000-8000-000000000001"
 
@@ -144,8 +143,9 @@ def test_a_cap_refusal_answered_before_an_accepted_create_was_sent_is_premature(
     assert premature_refusals([(0.0, 0.1)], []) == 0
 
 
-def test_percentiles_are_the_benchs() -> None:
+def test_percentiles_are_nearest_rank_as_the_bench_publishes() -> None:
     values = [float(v) for v in (5, 1, 9, 3, 7, 2, 8, 4, 6, 10, 11)]
-    for p in (0, 1, 50, 95, 99, 100):
-        assert pct(values, p) == bench.pct(values, p)
+    # rank ceil(p/100 * 11) of the sorted values: p50 is the 6th, p95 and p99 the 11th, p1 and p0 the 1st
+    expected = {0: 1.0, 1: 1.0, 50: 6.0, 95: 11.0, 99: 11.0, 100: 11.0}
+    assert {p: pct(values, p) for p in expected} == expected
     assert pct([], 50) == 0.0
