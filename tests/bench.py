@@ -48,7 +48,7 @@ from agent_memory.store import CACHE, aws_clients, get_store
 from agent_memory.store import keys as store_keys
 
 from . import coldstart, perfdoc
-from .capacity import S3_GET_CLASS, S3_PUT_CLASS, CapacityMeter, Usage
+from .capacity import CapacityMeter, Usage, s3_requests
 from .support import pct
 
 API = "/agent_api/v1"
@@ -238,7 +238,7 @@ class Harness:
         return _checked(step, handler(event, None))
 
     def usage(self, step: Step) -> tuple[Usage, dict[str, Any]]:
-        """An untimed call whose billed DynamoDB units and S3 requests are worked out (tests/capacity.py)."""
+        """An untimed call whose billed DynamoDB units are worked out (tests/capacity.py)."""
         handler, event = self.event(step)
         self.meter.capacity = CapacityMeter()
         try:
@@ -1214,10 +1214,6 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
     return all_ok
 
 
-def _s3_class(sample: Sample, ops: frozenset[str]) -> int:
-    return sum(n for op, n in sample.ops.items() if op.startswith("s3:") and op[3:] in ops)
-
-
 def published_row(r: Result, memory_mb: dict[str, int]) -> dict[str, Any]:
     """One row of docs/performance.json: what the page and its models are rendered from."""
     text, ddb, s3 = ops_text(r.samples)
@@ -1250,8 +1246,8 @@ def published_row(r: Result, memory_mb: dict[str, int]) -> dict[str, Any]:
         "wru": round(sum(u.wru for u in r.usages) / n, 2),
         # S3 requests from the timed calls themselves: the units pass's side reads slow a call enough that
         # grep's deadline can stop it before its S3 reads
-        "s3_put": round(sum(_s3_class(s, S3_PUT_CLASS) for s in r.samples) / len(r.samples), 2),
-        "s3_get": round(sum(_s3_class(s, S3_GET_CLASS) for s in r.samples) / len(r.samples), 2),
+        "s3_put": round(sum(s3_requests(s.ops)[0] for s in r.samples) / len(r.samples), 2),
+        "s3_get": round(sum(s3_requests(s.ops)[1] for s in r.samples) / len(r.samples), 2),
     }
 
 

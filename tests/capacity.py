@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,12 @@ WRITE_UNIT = 1024
 # S3 bills by request class: PUT, COPY, POST and LIST are one price, GET and SELECT another; DELETE is free.
 S3_PUT_CLASS = frozenset({"PutObject", "CopyObject", "ListObjectsV2", "ListObjects", "CreateMultipartUpload"})
 S3_GET_CLASS = frozenset({"GetObject", "HeadObject"})
+
+
+def s3_requests(ops: Mapping[str, int]) -> tuple[int, int]:
+    """(PUT-class, GET-class) S3 requests among a call's counted operations ("s3:GetObject": 2, ...)."""
+    s3 = {op[3:]: n for op, n in ops.items() if op.startswith("s3:")}
+    return sum(n for op, n in s3.items() if op in S3_PUT_CLASS), sum(n for op, n in s3.items() if op in S3_GET_CLASS)
 
 
 def value_size(value: dict[str, Any]) -> int:
@@ -78,12 +84,10 @@ def write_units(size: int, *, transactional: bool = False) -> float:
 
 @dataclass
 class Usage:
-    """What one handler call asked of AWS, in billed units."""
+    """What one handler call asked of DynamoDB, in billed units."""
 
     rru: float = 0.0
     wru: float = 0.0
-    s3_put: int = 0
-    s3_get: int = 0
 
     def add(self, op: str, *, rru: float = 0.0, wru: float = 0.0) -> None:
         self.rru += rru
@@ -149,12 +153,8 @@ class CapacityMeter:
     def after(
         self, raw: Callable[[str, dict[str, Any]], Any], service: str, op: str, params: dict[str, Any], old: Any
     ) -> None:
-        if service == "s3":
-            if op in S3_PUT_CLASS:
-                self.usage.s3_put += 1
-            elif op in S3_GET_CLASS:
-                self.usage.s3_get += 1
-            return
+        if service != "dynamodb":
+            return  # S3 requests are counted from the timed calls' operations (s3_requests)
         u = self.usage
         if op == "GetItem":
             size = item_size(self._get(raw, params["TableName"], params["Key"]))
