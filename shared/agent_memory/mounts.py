@@ -289,10 +289,12 @@ def _present(placed: Placed) -> Placed:
     return placed
 
 
-def deleted_meanwhile(mount: Mount) -> ApiError:
-    """A Memory mount whose Memory is gone, in the session's words (the Memory's own door says not_found)."""
+def deleted_meanwhile(*mounts: Mount) -> ApiError:
+    """A Memory mount whose Memory is gone (of one or two a change reaches), in the session's words (the
+    Memory's own door says not_found)."""
+    where = " or the one at ".join(m.path for m in mounts)
     return ApiError(
-        "memory_scope_unavailable", f"The Memory mounted at {mount.path} has been deleted since the session began."
+        "memory_scope_unavailable", f"The Memory mounted at {where} has been deleted since the session began."
     )
 
 
@@ -343,13 +345,7 @@ def committed(placed: tuple[Placed, ...], change: Callable[[], T]) -> Callable[[
         except ApiError as err:
             if err.code != "not_found" or not mounts:
                 raise
-            if len(mounts) == 1:
-                raise deleted_meanwhile(mounts[0]) from err
-            raise ApiError(
-                "memory_scope_unavailable",
-                f"The Memory mounted at {mounts[0].path} or the one at {mounts[1].path} has been deleted since "
-                "the session began.",
-            ) from err
+            raise deleted_meanwhile(*mounts) from err
 
     return run
 
