@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_memory.local.moto_backend import create_resources, one_backup_per_transaction
+from agent_memory.local.moto_backend import create_resources, patch_moto_for_scale
 from agent_memory.local.template import load_template
 from agent_memory.store import DynamoStore, get_store, reset_store
 
@@ -47,7 +47,7 @@ def store(monkeypatch: pytest.MonkeyPatch, template: dict[str, Any]) -> Iterator
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.setenv("TABLE_NAME", "agent-memory-unit")
     monkeypatch.setenv("BUCKET_NAME", "agent-memory-unit-content")
-    one_backup_per_transaction()
+    patch_moto_for_scale()
     # moto is not atomic across threads (platform-facts.md): one request at a time, as DynamoDB is per item.
     lock = threading.Lock()
     handle = BotocoreStubber.__call__

@@ -16,12 +16,43 @@ if TYPE_CHECKING:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .runtime import start_local
+    from .durable import DataDirError
+    from .runtime import Storage, project_root, start_local
 
-    service = start_local(port=args.port)
-    storage = service.moto.url if service.moto is not None else None
-    # storage_url lets `AWS_ENDPOINT_URL=<it> agent-memory sweep` reach this process's embedded storage.
-    print(json.dumps({"url": service.url, "operator_key": service.operator_key, "storage_url": storage}), flush=True)
+    root = project_root()
+    storage = Storage.from_environment(
+        root,
+        data_dir=args.data_dir,
+        ephemeral=True if args.ephemeral else None,
+        storage_port=args.storage_port,
+        repair=args.repair,
+    )
+    try:
+        service = start_local(port=args.port, root=root, storage=storage)
+    except DataDirError as exc:
+        print(f"agent-memory serve: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"agent-memory serve: cannot start ({exc}); is the port in use? Pass --port / --storage-port.",
+              file=sys.stderr)
+        return 2
+    moto = service.moto
+    report = moto.report if moto is not None else None
+    if report is not None:
+        for dropped in report.dropped:
+            print(f"agent-memory serve: --repair dropped {dropped}", file=sys.stderr)
+    print(
+        json.dumps(
+            {
+                "url": service.url,
+                "operator_key": service.operator_key,
+                # storage_url lets `AWS_ENDPOINT_URL=<it> agent-memory sweep` reach this process's storage.
+                "storage_url": moto.url if moto is not None else None,
+                "data_dir": str(storage.data_dir) if moto is not None and storage.data_dir else None,
+            }
+        ),
+        flush=True,
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with contextlib.suppress(KeyboardInterrupt):
@@ -170,8 +201,34 @@ def _interval(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agent-memory", description="Agent memory, locally.")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="serve every route of template.yaml on 127.0.0.1")
-    serve.add_argument("--port", type=int, default=3000)
+    serve = sub.add_parser(
+        "serve",
+        help="serve every route of template.yaml on 127.0.0.1",
+        description="Serve every route of template.yaml on 127.0.0.1, on an embedded DynamoDB and S3 (moto) whose "
+        "data is kept in a folder across restarts (or on the storage AWS_ENDPOINT_URL names). Prints one JSON line "
+        "when ready: url, operator_key, storage_url, data_dir.",
+    )
+    serve.add_argument("--port", type=int, default=3000, help="the HTTP API's port (default 3000; 0 picks one)")
+    serve.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where the data lives (default: $AGENT_MEMORY_DATA_DIR, else .agent-memory/ in the checkout)",
+    )
+    serve.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="keep nothing: start empty and forget everything at exit (or AGENT_MEMORY_EPHEMERAL=1)",
+    )
+    serve.add_argument(
+        "--repair",
+        action="store_true",
+        help="start on a damaged data folder: keep everything before the damage, move the rest aside, say what",
+    )
+    serve.add_argument(
+        "--storage-port",
+        type=int,
+        help="the embedded storage endpoint's port (default: $AGENT_MEMORY_STORAGE_PORT, else any free one)",
+    )
     serve.set_defaults(func=_serve)
     sweep = sub.add_parser("sweep", help="delete content versions no row references (prints a JSON summary)")
     sweep.add_argument(

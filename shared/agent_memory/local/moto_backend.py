@@ -7,91 +7,189 @@ around moto's WSGI app makes each request atomic, as DynamoDB is per request.
 
 from __future__ import annotations
 
+import io
+import json
 import threading
 from collections.abc import Callable, Iterable
+from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
+from .durable import DataDir, OpenReport, call, is_change, open_data_dir
 from .template import resource_props
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def serialised(app: WSGIApp) -> WSGIApp:
+def serialised(app: WSGIApp, data: DataDir | None = None) -> WSGIApp:
+    """One request at a time; with a data folder, each change is journaled before it is answered."""
     lock = threading.Lock()
 
     def locked(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        change = data is not None and is_change(environ)
+        request = b""
+        if change:
+            length = environ.get("CONTENT_LENGTH")
+            stream = environ["wsgi.input"]
+            request = stream.read(int(length)) if length else stream.read() if environ.get("wsgi.input_terminated") else b""
+            environ["wsgi.input"] = io.BytesIO(request)
+        before = dict(environ)
         with lock:
-            result = app(environ, start_response)
-            try:
-                body = b"".join(result)
-            finally:
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
+            if change and data is not None and data.failed is None:
+                status, headers, body = call(app, environ)
+                if (200 <= status < 300 or status >= 500) and not data.record(before, request, status):
+                    status = 503
+            elif change and data is not None:
+                status = 503
+            else:
+                status, headers, body = call(app, environ)
+        if status == 503 and data is not None and data.failed is not None:
+            # The journal could not be written: the change is not acknowledged, and none after it is accepted.
+            headers = [("Content-Type", "application/json")]
+            body = json.dumps({"__type": "ServiceUnavailable", "message": data.failed}).encode()
+        start_response(f"{status} {HTTPStatus(status).phrase}", headers)
         return [body]
 
     return locked
 
 
-def one_backup_per_transaction() -> None:
-    """Make moto back a table up once per TransactWriteItems instead of once per item.
+def _touched_keys(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any]]:
+    """(table, hash key, range key) of every item a TransactWriteItems names, in request order.
 
-    moto 5 deep-copies the whole table for every item of a transaction (to restore it on cancel), so a
-    fork's 67-item transaction costs 67 table copies: seconds once the table holds a few thousand items,
-    which would drown what the service itself costs. All those copies are taken before any item is
-    applied, so a single copy per table is the very same backup.
+    An item whose table or key moto cannot read is left out: moto refuses that item itself, and a
+    refused item changes nothing there is to restore.
+    """
+    touched = []
+    for entry in transact_items:
+        try:
+            (op_type, op), *_ = entry.items()
+            table = backend.tables[op["TableName"]]
+            key = op["Item"] if op_type == "Put" else op["Key"]
+            touched.append((table, *backend.get_keys_value(table, key)))
+        except Exception:
+            continue
+    return touched
+
+
+def _restore(table: Any, hash_key: Any, range_key: Any, saved: Any) -> None:
+    """Put one item back as it was before the transaction (absent stays absent)."""
+    if range_key is None:
+        if saved is None:
+            table.items.pop(hash_key, None)
+        else:
+            table.items[hash_key] = saved
+        return
+    partition = table.items.get(hash_key)
+    if saved is not None:
+        table.items[hash_key][range_key] = saved
+    elif partition is not None:
+        partition.pop(range_key, None)
+        if not partition:
+            del table.items[hash_key]
+
+
+def patch_moto_for_scale() -> None:
+    """Make moto's DynamoDB cost what a request touches, not what the table holds.
+
+    moto 5 deep-copies every table a TransactWriteItems names so that a cancelled transaction can put the
+    table back; a local write then costs time and memory in proportion to everything stored, and a few
+    concurrent writes hold several copies at once. Instead, the items the transaction names are saved
+    (at most 100, a copy each, since moto's update changes an item in place) and put back on any failure;
+    moto's own logic still decides conditions, cancellation reasons and the order of effects.
+
+    moto also answers a table Query by sorting every item of the table and keeping the partition asked
+    for; a Query on the table (not an index) now starts from that one partition, which is the same list.
     """
     import copy
 
     import moto.dynamodb.models as models
     from moto.dynamodb.models.table import Table
 
-    if getattr(models, "_one_backup_per_transaction", False):
+    if getattr(models, "_agent_memory_scaled", False):
         return
     state = threading.local()
 
     class _Copy:
+        """moto's `copy` module, except that the whole-table backup becomes the live table (a no-op restore)."""
+
         def __getattr__(self, name: str) -> Any:
             return getattr(copy, name)
 
         @staticmethod
         def deepcopy(obj: Any, memo: dict[int, Any] | None = None) -> Any:
-            backups: dict[int, Any] | None = getattr(state, "backups", None)
-            if backups is None or not isinstance(obj, Table):
-                return copy.deepcopy(obj, memo)
-            if id(obj) not in backups:
-                backups[id(obj)] = copy.deepcopy(obj, memo)
-            return backups[id(obj)]
+            if getattr(state, "in_transaction", False) and isinstance(obj, Table):
+                return obj
+            return copy.deepcopy(obj, memo)
 
-    original = models.DynamoDBBackend.transact_write_items
+    original_transact = models.DynamoDBBackend.transact_write_items
 
     def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
-        state.backups = {}
+        saved = []
+        if isinstance(transact_items, list) and len(transact_items) <= 100:
+            for table, hash_key, range_key in _touched_keys(self, transact_items):
+                saved.append((table, hash_key, range_key, copy.deepcopy(table.get_item(hash_key, range_key))))
+        state.in_transaction = True
         try:
-            original(self, transact_items)
+            original_transact(self, transact_items)
+        except BaseException:
+            # Reversed: when one key is named twice (which moto refuses), the first save is the original.
+            for table, hash_key, range_key, item in reversed(saved):
+                _restore(table, hash_key, range_key, item)
+            raise
         finally:
-            state.backups = None
+            state.in_transaction = False
+
+    original_query = Table.query
+    original_all_items = Table.all_items
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = kwargs.get("index_name", args[6] if len(args) > 6 else None)
+        if index_name or hash_key is None:
+            return original_query(self, hash_key, *args, **kwargs)
+        state.partition = (self, hash_key)
+        try:
+            return original_query(self, hash_key, *args, **kwargs)
+        finally:
+            state.partition = None
+
+    def all_items(self: Any) -> list[Any]:
+        partition = getattr(state, "partition", None)
+        if partition is None or partition[0] is not self or not self.range_key_attr:
+            return original_all_items(self)
+        found = self.items.get(partition[1])
+        return sorted(found.values(), key=lambda item: item.range_key) if found else []
 
     models.copy = _Copy()  # type: ignore[attr-defined,assignment]
     models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
-    models._one_backup_per_transaction = True  # type: ignore[attr-defined]
+    Table.query = query  # type: ignore[method-assign]
+    Table.all_items = all_items  # type: ignore[method-assign]
+    models._agent_memory_scaled = True  # type: ignore[attr-defined]
 
 
 class EmbeddedMoto:
-    """moto's DynamoDB and S3 on 127.0.0.1, one request at a time."""
+    """moto's DynamoDB and S3 on 127.0.0.1, one request at a time, kept in a data folder unless ephemeral."""
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, data_dir: Path | None = None, repair: bool = False) -> None:
         from moto.server import DomainDispatcherApplication, create_backend_app  # type: ignore[attr-defined]
 
-        one_backup_per_transaction()
+        patch_moto_for_scale()
 
         import logging
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         app = DomainDispatcherApplication(create_backend_app)
-        self._server: BaseWSGIServer = make_server("127.0.0.1", port, serialised(app), threaded=True)
+        self.data: DataDir | None = None
+        self.report: OpenReport | None = None
+        if data_dir is not None:
+            self.data, self.report = open_data_dir(data_dir, app, repair=repair)
+        try:
+            self._server: BaseWSGIServer = make_server("127.0.0.1", port, serialised(app, self.data), threaded=True)
+        except OSError:
+            if self.data is not None:
+                self.data.close()
+            raise
         self._thread = threading.Thread(target=self._server.serve_forever, name="moto", daemon=True)
 
     @property
@@ -106,6 +204,8 @@ class EmbeddedMoto:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        if self.data is not None:
+            self.data.close()
 
 
 def create_resources(ddb: Any, s3: Any, template: dict[str, Any], table: str, bucket: str) -> None:

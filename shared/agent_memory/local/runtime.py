@@ -63,9 +63,43 @@ class LocalService:
             self.moto.stop()
 
 
-def start_local(port: int = 3000, root: Path | None = None) -> LocalService:
-    """Configure the environment, bring up storage and return the gateway, started."""
+@dataclass(frozen=True)
+class Storage:
+    """Where the local service keeps its data: a folder (the default), nowhere (ephemeral), or elsewhere."""
+
+    data_dir: Path | None
+    storage_port: int = 0
+    repair: bool = False
+
+    @classmethod
+    def from_environment(
+        cls,
+        root: Path,
+        data_dir: str | None = None,
+        ephemeral: bool | None = None,
+        storage_port: int | None = None,
+        repair: bool = False,
+    ) -> Storage:
+        """Arguments first, then AGENT_MEMORY_DATA_DIR / AGENT_MEMORY_EPHEMERAL / AGENT_MEMORY_STORAGE_PORT."""
+        if ephemeral is None:
+            ephemeral = os.environ.get("AGENT_MEMORY_EPHEMERAL", "").strip().lower() in ("1", "true", "yes", "on")
+        folder = data_dir or os.environ.get("AGENT_MEMORY_DATA_DIR") or str(root / DEFAULT_DATA_DIR)
+        port = storage_port if storage_port is not None else int(os.environ.get("AGENT_MEMORY_STORAGE_PORT") or 0)
+        return cls(None if ephemeral else Path(folder).expanduser().resolve(), port, repair)
+
+
+# The checkout's own folder (ignored by git), so a clone's `make run` keeps its data beside it.
+DEFAULT_DATA_DIR = ".agent-memory"
+
+
+def start_local(port: int = 3000, root: Path | None = None, storage: Storage | None = None) -> LocalService:
+    """Configure the environment, bring up storage and return the gateway, started.
+
+    `storage` defaults to an ephemeral embedded moto: what a test or a benchmark wants. `agent-memory
+    serve` passes the data folder the user chose (or the default one).
+    """
     root = root or project_root()
+    storage = storage or Storage(data_dir=None)
     template = load_template(root / "template.yaml")
     os.environ.setdefault("TABLE_NAME", "agent-memory")
     os.environ.setdefault("BUCKET_NAME", "agent-memory-content")
@@ -75,20 +109,28 @@ def start_local(port: int = 3000, root: Path | None = None) -> LocalService:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     # A developer's own repositories may be synced into a Memory locally; AWS keeps this off.
     os.environ.setdefault("AGENT_MEMORY_GIT_ALLOW_FILE", "true")
-    # Hex: a key starting with "-" would read as an option where a command line carries it.
-    operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_hex(24)
-    os.environ["AGENT_MEMORY_OPERATOR_KEY"] = operator_key
     moto = None
     if not os.environ.get("AWS_ENDPOINT_URL"):
-        moto = EmbeddedMoto().start()
+        moto = EmbeddedMoto(storage.storage_port, storage.data_dir, repair=storage.repair).start()
         os.environ["AWS_ENDPOINT_URL"] = moto.url
         # moto accepts any credentials; real ones must never be sent to it.
         os.environ["AWS_ACCESS_KEY_ID"] = "testing"
         os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
         os.environ.pop("AWS_SESSION_TOKEN", None)
         os.environ.pop("AWS_PROFILE", None)
+    # Hex: a key starting with "-" would read as an option where a command line carries it.
+    if moto is not None and moto.data is not None:
+        operator_key = moto.data.operator_key()
+    else:
+        operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_hex(24)
+    os.environ["AGENT_MEMORY_OPERATOR_KEY"] = operator_key
     reset_store()
     reset_services()
-    service = LocalService(Gateway(root, template, port), moto, template, operator_key)
-    service.create_resources()
+    try:
+        service = LocalService(Gateway(root, template, port), moto, template, operator_key)
+        service.create_resources()
+    except BaseException:
+        if moto is not None:
+            moto.stop()
+        raise
     return service.start()
