@@ -315,7 +315,7 @@ def _load_snapshot_record(kind: bytes, body: bytes) -> None:
     from moto.dynamodb.models import dynamodb_backends
     from moto.dynamodb.models.dynamo_type import DynamoType, Item
     from moto.s3.models import s3_backends
-    from moto.s3.utils import LowercaseDict
+    from moto.utilities.utils import LowercaseDict
 
     doc, tail = _split(body)
     if kind == TABLE:
