@@ -1368,25 +1368,117 @@ def first_calls_table(rows: list[coldstart.FirstCall], results: list[Result]) ->
     ]
 
 
+# ---- storage scale: a write's cost with 1,000 items stored and with 100,000 -------------------------
+
+SCALE_SIZES = (1_000, 100_000)
+SCALE_TARGET = 1.2  # the 100,000-item p50 over the 1,000-item p50, at most
+SCALE_VERB = "write (replace)"
+FILLER = "FILLER#"
+
+
+def _table_size() -> int:
+    import boto3
+
+    ddb = boto3.client("dynamodb")
+    total = 0
+    kwargs: dict[str, Any] = {"TableName": os.environ["TABLE_NAME"], "Select": "COUNT"}
+    while True:
+        page = ddb.scan(**kwargs)
+        total += page["Count"]
+        if "LastEvaluatedKey" not in page:
+            return total
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _resize_to(items: int, fillers: int) -> int:
+    """Add or remove filler items (a partition each, about 300 bytes) until the table holds `items`;
+    returns how many fillers there are now."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import boto3
+
+    ddb: Any = boto3.client("dynamodb")
+    table = os.environ["TABLE_NAME"]
+    want = max(0, fillers + items - _table_size())
+    pad = "x" * 256
+
+    def key(k: int) -> dict[str, Any]:
+        return {"pk": {"S": f"{FILLER}{k}"}, "sk": {"S": "FILLER"}}
+
+    def batch(start: int) -> None:
+        end = min(start + 25, max(want, fillers))
+        if want > fillers:
+            rows = [{"PutRequest": {"Item": {**key(k), "pad": {"S": pad}}}} for k in range(start, end)]
+        else:
+            rows = [{"DeleteRequest": {"Key": key(k)}} for k in range(start, end)]
+        while rows:
+            left = ddb.batch_write_item(RequestItems={table: rows}).get("UnprocessedItems", {})
+            rows = left.get(table, [])
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(batch, range(min(want, fillers), max(want, fillers), 25)))
+    return want
+
+
+def storage_scale(service: LocalService, args: argparse.Namespace) -> dict[str, Any]:
+    """A conditional write's p50 through its handler with 1,000 items stored and with 100,000, in one run on
+    one storage: the local storage's writes must cost what they touch, not what the table holds. The full
+    run goes 1,000 -> 100,000 -> 1,000 -> 100,000 and pools each size's calls, so a noisy minute on a shared
+    machine does not land on one size only."""
+    _empty_storage(service)
+    world = World(Harness(service)).build()
+    (verb,) = [v for v in VERBS if v.name == SCALE_VERB]
+    pooled: dict[int, list[float]] = {size: [] for size in SCALE_SIZES}
+    base = fillers = 0
+    for size in SCALE_SIZES * (1 if args.quick else 2):
+        t0 = time.monotonic()
+        fillers = _resize_to(size, fillers)
+        resized = time.monotonic() - t0
+        samples = run_verb(world, verb, args.warmup, args.n, cold=False, base=base, budget=args.budget * 2)
+        base += args.warmup + args.n
+        pooled[size] += [ms(s.total_ns) for s in samples]
+        progress(
+            f"storage scale: {SCALE_VERB} with {size:,} items: p50 {pct(pooled[size][-len(samples) :], 50):.2f} ms "
+            f"(n={len(samples)}; resized in {resized:.1f} s)"
+        )
+    rows = [{"items": size, "n": len(pooled[size]), "p50_ms": round(pct(pooled[size], 50), 2)} for size in SCALE_SIZES]
+    ratio = rows[-1]["p50_ms"] / rows[0]["p50_ms"]
+    ok = ratio <= SCALE_TARGET
+    progress(f"storage scale: {ratio:.2f}x (target at most {SCALE_TARGET}x) {'yes' if ok else 'NO'}")
+    return {"verb": SCALE_VERB, "rows": rows, "ratio": round(ratio, 3), "target": SCALE_TARGET, "ok": ok}
+
+
+def _empty_storage(service: LocalService) -> None:
+    import urllib.request
+
+    if service.moto is not None:
+        service.reset()
+        return
+    reset = f"{os.environ['AWS_ENDPOINT_URL']}/moto-api/reset"
+    urllib.request.urlopen(urllib.request.Request(reset, method="POST")).read()
+    CACHE.clear()
+    service.create_resources()
+
+
+def progress(line: str) -> None:
+    """A line as the run goes (the tables come at the end), with the time since the bench started."""
+    print(f"[{time.perf_counter() - STARTED:6.1f} s] {line}", flush=True)
+
+
+STARTED = time.perf_counter()
+
+
 USAGE_CALLS = 3  # untimed calls per row whose billed units are worked out (the cost model's input)
 LOAD_CLIENTS, LOAD_SECONDS, LOAD_MAX_REQUESTS = 8, 20.0, 20_000
 
 
 def load_run(service: LocalService, args: argparse.Namespace) -> dict[str, Any]:
     """The load run (tests/loadrun.py) through the local HTTP gateway of the same service, on emptied
-    storage: by now the verbs' worlds hold 10,000 records and 64 MiB of grep documents, and moto copies
-    its whole state for every transaction, so a write would take seconds that AWS never spends."""
-    import urllib.request
-
+    storage, so its invariants count only what it made (the verbs' worlds hold 10,000 records and 64 MiB of
+    grep documents by then)."""
     from .loadrun import run_load
 
-    if service.moto is not None:
-        service.reset()
-    else:
-        reset = f"{os.environ['AWS_ENDPOINT_URL']}/moto-api/reset"
-        urllib.request.urlopen(urllib.request.Request(reset, method="POST")).read()
-        CACHE.clear()
-        service.create_resources()
+    _empty_storage(service)
     seconds = LOAD_SECONDS / 4 if args.quick else LOAD_SECONDS
     report = run_load(
         service.url,
@@ -1473,6 +1565,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-first-calls", action="store_true", help="skip the first-request-per-verb table")
     parser.add_argument("--no-load", action="store_true", help="skip the load run through the local gateway")
+    parser.add_argument("--no-scale", action="store_true", help="skip the write at 1,000 and at 100,000 stored items")
+    parser.add_argument("--no-soak", action="store_true", help="skip the soak run (RSS over accepted writes)")
     parser.add_argument(
         "--no-publish",
         action="store_true",
@@ -1497,6 +1591,8 @@ def main(argv: list[str] | None = None) -> int:
     isolate_environment()
     started = time.perf_counter()
     child = None
+    peak: dict[str, float | None] = {}
+    verdict = "stopped"
     if args.storage == "process":
         # start_local then uses this endpoint as it would any existing moto or LocalStack.
         child, os.environ["AWS_ENDPOINT_URL"] = moto_process()
@@ -1526,6 +1622,10 @@ def main(argv: list[str] | None = None) -> int:
                 function, usages = usage_of(world, verb, USAGE_CALLS, cold=True, base=base)
                 base += USAGE_CALLS
                 results.append(Result(verb, f"{verb.name} (cold)", verb.cold, samples, seconds, function, usages))
+            progress(
+                f"{verb.name}: p50 {pct([ms(s.total_ns) for s in results[-1].samples], 50):.2f} ms "
+                f"(n={len(results[-1].samples)})"
+            )
         ok = report(results, args)
         first = first_calls_table(fresh_rows, results) if fresh_rows else []
         if any(v.name == GREP_WORST for v in verbs):
@@ -1541,10 +1641,21 @@ def main(argv: list[str] | None = None) -> int:
         if args.imports != "none":
             met, imports = import_table(args.imports)
             ok &= met
+        scale = None
+        if not args.no_scale:
+            scale = storage_scale(service, args)
+            ok &= bool(scale["ok"])
         load = None
         if not args.no_load:
+            progress("load run")
             load = load_run(service, args)
             ok &= bool(load["ok"])
+        soak_data = None
+        if not args.no_soak:
+            from . import soak
+
+            soak_data = soak.bench_soak(quick=args.quick, report=progress)
+            ok &= bool(soak_data["ok"])
         if not only and not args.no_publish:
             memory = perfdoc._template_memory()
             perfdoc.write(
@@ -1560,18 +1671,32 @@ def main(argv: list[str] | None = None) -> int:
                     "first_calls": first,
                     "worst_note": worst_note(),
                     "load": load,
+                    "scale": scale,
+                    "soak": soak_data,
                 }
             )
             print(f"\nwrote {perfdoc.PAGE.relative_to(perfdoc.ROOT)} and {perfdoc.DATA.relative_to(perfdoc.ROOT)}")
-        print(
-            f"\n{'all targets met' if ok else 'SOME TARGETS MISSED (marked NO)'}; "
-            f"ran in {time.perf_counter() - started:.1f} s"
-        )
+        verdict = "all targets met" if ok else "SOME TARGETS MISSED (marked NO)"
     finally:
         service.stop()
         if child is not None:
+            peak["storage"] = peak_rss_mb(child.pid)
             stop_child(child)
+    peak["bench"] = peak_rss_mb(os.getpid())
+    memory = ", ".join(f"{proc} {mb:.0f} MiB" for proc, mb in peak.items() if mb is not None)
+    print(f"\n{verdict}; ran in {time.perf_counter() - started:.1f} s; peak memory (RSS): {memory}")
     return 0
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """A process's peak resident set (VmHWM), in MiB; None where /proc does not say."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
 
 
 if __name__ == "__main__":

@@ -55,8 +55,8 @@ class Storage:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         objects = {}
-        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
-            for obj in page.get("Contents", []):
+        for listed in self.s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+            for obj in listed.get("Contents", []):
                 got = self.s3.get_object(Bucket=BUCKET, Key=obj["Key"])
                 objects[obj["Key"]] = (
                     got["Body"].read(),

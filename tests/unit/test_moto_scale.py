@@ -70,7 +70,7 @@ def test_a_cancelled_transaction_leaves_every_item_as_it_was(store: DynamoStore)
         store.ddb.transact_write_items(TransactItems=items)
     error = caught.value.response
     assert error["Error"]["Code"] == "TransactionCanceledException"
-    reasons = error["CancellationReasons"]
+    reasons: Any = error["CancellationReasons"]
     assert [r["Code"] for r in reasons] == ["None", "None", "None", "None", "ConditionalCheckFailed"]
     assert reasons[4]["Item"]["n"] == {"N": "5"}
     assert _all(store) == before

@@ -33,8 +33,10 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"agent-memory serve: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"agent-memory serve: cannot start ({exc}); is the port in use? Pass --port / --storage-port.",
-              file=sys.stderr)
+        print(
+            f"agent-memory serve: cannot start ({exc}); is the port in use? Pass --port / --storage-port.",
+            file=sys.stderr,
+        )
         return 2
     moto = service.moto
     report = moto.report if moto is not None else None

@@ -179,9 +179,7 @@ def is_change(environ: dict[str, Any]) -> bool:
 
 def request_record(environ: dict[str, Any], body: bytes, status: int) -> bytes:
     headers = {
-        k: v
-        for k, v in environ.items()
-        if isinstance(v, str) and (k in _KEPT_HEADERS or k.startswith(_KEPT_PREFIXES))
+        k: v for k, v in environ.items() if isinstance(v, str) and (k in _KEPT_HEADERS or k.startswith(_KEPT_PREFIXES))
     }
     doc = {
         "m": environ.get("REQUEST_METHOD", "GET"),
@@ -241,12 +239,12 @@ def _clock_at(when: str) -> Iterator[None]:
     import moto.s3.models as s3_models
 
     moment = dt.datetime.fromisoformat(when).replace(tzinfo=None)
-    original = s3_models.utcnow
-    s3_models.utcnow = lambda: moment
+    original = getattr(s3_models, "utcnow")  # noqa: B009 - moto does not export it
+    setattr(s3_models, "utcnow", lambda: moment)  # noqa: B010
     try:
         yield
     finally:
-        s3_models.utcnow = original
+        setattr(s3_models, "utcnow", original)  # noqa: B010
 
 
 # --- snapshots --------------------------------------------------------------------------------------------
@@ -257,7 +255,10 @@ def _snapshot_records() -> Iterator[bytes]:
     from moto.dynamodb.models import dynamodb_backends
     from moto.s3.models import s3_backends
 
-    for account, regions in list(dynamodb_backends.items()):
+    # moto's own types stop at its backends' dicts; the records are built from what they hold.
+    ddb_backends: Any = dynamodb_backends
+    buckets_backends: Any = s3_backends
+    for account, regions in list(ddb_backends.items()):
         for region, backend in list(regions.items()):
             for name, table in list(backend.tables.items()):
                 yield _json_record(
@@ -270,10 +271,14 @@ def _snapshot_records() -> Iterator[bytes]:
                         "attr": table.attr,
                         "billing": table.billing_mode,
                         "ttl": table.ttl,
-                        "gsi": [{"IndexName": i.name, "KeySchema": i.schema, "Projection": i.projection}
-                                for i in table.global_indexes or []],
-                        "lsi": [{"IndexName": i.name, "KeySchema": i.schema, "Projection": i.projection}
-                                for i in table.indexes or []],
+                        "gsi": [
+                            {"IndexName": i.name, "KeySchema": i.schema, "Projection": i.projection}
+                            for i in table.global_indexes or []
+                        ],
+                        "lsi": [
+                            {"IndexName": i.name, "KeySchema": i.schema, "Projection": i.projection}
+                            for i in table.indexes or []
+                        ],
                     },
                 )
                 batch: list[dict[str, Any]] = []
@@ -281,16 +286,18 @@ def _snapshot_records() -> Iterator[bytes]:
                     for item in list(partition.values()) if table.range_key_attr else [partition]:
                         batch.append(item.to_json()["Attributes"])
                         if len(batch) == ITEMS_PER_RECORD:
-                            yield _json_record(ITEMS, {"account": account, "region": region, "table": name,
-                                                       "items": batch})
+                            yield _json_record(
+                                ITEMS, {"account": account, "region": region, "table": name, "items": batch}
+                            )
                             batch = []
                 if batch:
                     yield _json_record(ITEMS, {"account": account, "region": region, "table": name, "items": batch})
-    for account, partitions in list(s3_backends.items()):
+    for account, partitions in list(buckets_backends.items()):
         for partition, backend in list(partitions.items()):
             for name, bucket in list(backend.buckets.items()):
-                yield _json_record(BUCKET, {"account": account, "partition": partition, "name": name,
-                                            "region": bucket.region_name})
+                yield _json_record(
+                    BUCKET, {"account": account, "partition": partition, "name": name, "region": bucket.region_name}
+                )
                 for key in list(bucket.keys.values()):
                     if not hasattr(key, "value"):
                         continue  # a delete marker: versioning is off here, so there is none to keep
@@ -312,11 +319,13 @@ def _snapshot_records() -> Iterator[bytes]:
 
 
 def _load_snapshot_record(kind: bytes, body: bytes) -> None:
-    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models import dynamodb_backends as ddb_backends
     from moto.dynamodb.models.dynamo_type import DynamoType, Item
-    from moto.s3.models import s3_backends
+    from moto.s3.models import s3_backends as buckets_backends
     from moto.utilities.utils import LowercaseDict
 
+    dynamodb_backends: Any = ddb_backends
+    s3_backends: Any = buckets_backends
     doc, tail = _split(body)
     if kind == TABLE:
         backend = dynamodb_backends[doc["account"]][doc["region"]]
@@ -349,8 +358,9 @@ def _load_snapshot_record(kind: bytes, body: bytes) -> None:
     elif kind == OBJECT:
         backend = s3_backends[doc["account"]][doc["partition"]]
         algorithm, value = doc["checksum"]
-        key = backend.put_object(doc["bucket"], doc["key"], tail, storage=doc["storage"], checksum_value=value,
-                                 disable_notification=True)
+        key = backend.put_object(
+            doc["bucket"], doc["key"], tail, storage=doc["storage"], checksum_value=value, disable_notification=True
+        )
         key.checksum_algorithm = algorithm
         key._metadata = LowercaseDict(doc["metadata"])
         key.last_modified = dt.datetime.fromisoformat(doc["modified"])
@@ -433,7 +443,7 @@ class DataDir:
             found = json.loads(marker.read_text())["format"]
         except (ValueError, KeyError, TypeError):
             raise DataDirError(
-                f"{marker} is unreadable; it should hold {{\"format\": {FORMAT}}}. Restore it, or start on "
+                f'{marker} is unreadable; it should hold {{"format": {FORMAT}}}. Restore it, or start on '
                 "another --data-dir."
             ) from None
         if found != FORMAT:
@@ -520,8 +530,7 @@ class DataDir:
                 report.replayed += 1
             if scan.torn:
                 log.warning(
-                    "agent-memory: dropped a record cut short at the end of %s (%d bytes): it was never "
-                    "acknowledged",
+                    "agent-memory: dropped a record cut short at the end of %s (%d bytes): it was never acknowledged",
                     journal,
                     scan.torn,
                 )

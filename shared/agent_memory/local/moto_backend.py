@@ -33,7 +33,9 @@ def serialised(app: WSGIApp, data: DataDir | None = None) -> WSGIApp:
         if change:
             length = environ.get("CONTENT_LENGTH")
             stream = environ["wsgi.input"]
-            request = stream.read(int(length)) if length else stream.read() if environ.get("wsgi.input_terminated") else b""
+            request = (
+                stream.read(int(length)) if length else stream.read() if environ.get("wsgi.input_terminated") else b""
+            )
             environ["wsgi.input"] = io.BytesIO(request)
         before = dict(environ)
         with lock:
