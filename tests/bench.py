@@ -1683,8 +1683,8 @@ def main(argv: list[str] | None = None) -> int:
             peak["storage"] = peak_rss_mb(child.pid)
             stop_child(child)
     peak["bench"] = peak_rss_mb(os.getpid())
-    memory = ", ".join(f"{proc} {mb:.0f} MiB" for proc, mb in peak.items() if mb is not None)
-    print(f"\n{verdict}; ran in {time.perf_counter() - started:.1f} s; peak memory (RSS): {memory}")
+    peaks = ", ".join(f"{proc} {mb:.0f} MiB" for proc, mb in peak.items() if mb is not None)
+    print(f"\n{verdict}; ran in {time.perf_counter() - started:.1f} s; peak memory (RSS): {peaks}")
     return 0
 
 
