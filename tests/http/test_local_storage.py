@@ -136,9 +136,20 @@ def test_compaction_writes_a_snapshot_and_starts_a_new_journal(folder: Path, mon
     # Only the newest generation stays: the older snapshots and journals were replaced, not kept.
     assert [p.name for p in folder.glob("state-*.snap")] == [f"state-{s.data.generation}.snap"]
     assert [p.name for p in folder.glob("journal-*.log")] == [f"journal-{s.data.generation}.log"]
+    generation = s.data.generation
     s.stop()
+    # What a kill between a compaction's rename and its clean-up leaves: the generation before, whole.
+    older = generation - 1
+    (folder / f"state-{older}.snap").write_bytes((folder / f"state-{generation}.snap").read_bytes())
+    (folder / f"journal-{older}.log").write_bytes(b"AGMEMLOG\x00\x00\x00\x01")
     monkeypatch.delenv("AGENT_MEMORY_JOURNAL_COMPACT_BYTES")
-    assert Storage(folder).state() == before
+    again = Storage(folder)
+    assert again.state() == before
+    assert sorted(p.name for p in folder.glob("*-*.*") if "dropped" not in p.name) == [
+        f"journal-{generation}.log",
+        f"state-{generation}.snap",
+    ]
+    again.stop()
 
 
 def test_a_record_cut_short_at_the_end_is_dropped_with_one_log_line(

@@ -41,6 +41,12 @@ def _serve(args: argparse.Namespace) -> int:
     moto = service.moto
     report = moto.report if moto is not None else None
     if report is not None:
+        print(
+            f"agent-memory serve: {storage.data_dir}: generation {report.generation}, "
+            f"{report.snapshot_records} snapshot records and {report.replayed} journaled changes loaded "
+            f"in {report.seconds:.1f} s",
+            file=sys.stderr,
+        )
         for dropped in report.dropped:
             print(f"agent-memory serve: --repair dropped {dropped}", file=sys.stderr)
     print(

@@ -35,6 +35,7 @@ import logging
 import os
 import secrets
 import struct
+import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -398,6 +399,7 @@ class OpenReport:
     replayed: int = 0
     torn_bytes: int = 0
     dropped: list[str] = field(default_factory=list)  # what --repair moved aside
+    seconds: float = 0.0
 
 
 class DataDir:
@@ -489,6 +491,10 @@ class DataDir:
         snapshots = self._files("state", ".snap")
         self.generation = _gen(snapshots[-1]) if snapshots else 0
         report.generation = self.generation
+        # A crash between a compaction's rename and its clean-up leaves the generation before behind.
+        for stale in [*snapshots[:-1], *self._files("journal", ".log")]:
+            if _gen(stale) < self.generation:
+                stale.unlink()
         repair_hint = "; start with --repair to keep everything before it and move the rest aside"
         if snapshots:
             snap = snapshots[-1]
@@ -540,9 +546,13 @@ class DataDir:
         if failed:
             report.dropped.append(f"{failed} journaled requests that no longer apply to the repaired state")
         self._open_journal(journal)
-        if repair and report.dropped:
+        if (repair and report.dropped) or self._outgrown():
+            # Now rather than on the first write: start-up is where a wait is expected.
             self.compact()
         return report
+
+    def _outgrown(self) -> bool:
+        return self.journal_bytes > max(self.compact_min_bytes, self.snapshot_bytes)
 
     def _open_journal(self, journal: Path) -> None:
         fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -576,7 +586,7 @@ class DataDir:
         os.write(self._journal_fd, record)
         os.fdatasync(self._journal_fd)
         self.journal_bytes += len(record)
-        if self.journal_bytes > max(self.compact_min_bytes, self.snapshot_bytes):
+        if self._outgrown():
             self.compact()
 
     def compact(self) -> None:
@@ -619,7 +629,9 @@ def open_data_dir(path: Path, app: WSGIApp, repair: bool = False) -> tuple[DataD
     try:
         data.check_format()
         _reset_moto()
+        started = time.monotonic()
         report = data.load(app, repair=repair)
+        report.seconds = time.monotonic() - started
     except BaseException:
         data.close()
         raise
