@@ -26,6 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "performance.json"
 PAGE = ROOT / "docs" / "performance.md"
+CHART = ROOT / "docs" / "soak-rss.svg"
 
 # ---- published latency figures (in-Region, per request) -----------------------------------------------
 
@@ -293,6 +294,7 @@ def render(data: dict[str, Any]) -> str:
     out += _cold(data)
     out += _worst(data)
     out += _load(data.get("load"))
+    out += _local(data.get("scale"), data.get("soak"), data.get("run", {}))
     out += _latency(rows)
     out += _costs(rows)
     return "\n".join(out) + "\n"
@@ -550,10 +552,102 @@ def _template_memory() -> dict[str, int]:
     return out
 
 
+def _local(scale: dict[str, Any] | None, soak: dict[str, Any] | None, run: dict[str, Any]) -> list[str]:
+    """The local service itself (`make run`): a write's cost as the table grows, and its memory over a soak."""
+    out = ["", "## The local service", ""]
+    if run.get("seconds"):
+        peaks = ", ".join(f"{k} {v:.0f} MiB" for k, v in sorted(run.get("peak_rss_mb", {}).items()) if v)
+        out += [f"This bench ran in {run['seconds']:.0f} s; peak resident memory: {peaks}.", ""]
+    if scale:
+        out += [
+            f"A conditional write ({scale['verb']}) through its handler, with the table holding 1,000 items and",
+            "then 100,000 (filler items in partitions of their own), in one run on one storage; the full run goes",
+            "1,000, 100,000, 1,000, 100,000 and pools each size's calls. The storage's writes must cost what they",
+            f"touch: target at most {scale['target']}x.",
+            "",
+        ]
+        out += _table(
+            ["items stored", "calls", "p50 ms"],
+            ([f"{r['items']:,}", str(r["n"]), _f(r["p50_ms"])] for r in scale["rows"]),
+        )
+        out += ["", f"Ratio: {scale['ratio']:.2f}x ({'met' if scale['ok'] else 'MISSED'}).", ""]
+    if soak:
+        out += [
+            f"The soak (`python -m tests.soak`): one `agent-memory serve` process on a data folder, {soak['clients']}",
+            "clients through the local gateway mixing conversation writes, forks, Memory file writes, record appends",
+            "and creates (each client deleting again what it made once it holds a few), with a sweep of what deletes",
+            f"left every {soak['sweep_every']:,} writes; resident memory sampled every few seconds. "
+            f"{soak['writes']:,} accepted writes in",
+            f"{soak['seconds']:.0f} s ({soak['writes_per_second']:.0f} a second, one process on this machine).",
+            "",
+        ]
+        out += _table(
+            ["RSS", "MiB"],
+            [
+                ["after warm-up (a fifth of the writes)", _f(soak["warm_mb"], 0)],
+                ["at half the writes", _f(soak["half_mb"], 0)],
+                ["at the end", _f(soak["final_mb"], 0)],
+                ["peak", _f(soak["peak_mb"], 0)],
+            ],
+        )
+        flat = (
+            f"the second half added {soak['growth']:.1%} (target at most {soak['flat_goal']:.0%})"
+            if soak.get("flat_judged", True)
+            else f"the second half added {soak['growth']:.1%} (too short a run to judge flatness)"
+        )
+        out += [
+            "",
+            f"Goal: at most {soak['goal_mb']:.0f} MiB; {flat}: {'met' if soak['ok'] else 'MISSED'}.",
+            "",
+            f"![RSS over accepted writes]({CHART.name})",
+        ]
+    return out
+
+
+def chart(soak: dict[str, Any] | None) -> str:
+    """The soak's RSS over accepted writes as an SVG line (no plotting library: a few lines of markup)."""
+    samples = (soak or {}).get("samples") or [[0, 0, 0]]
+    width, height, pad = 640, 280, 48
+    top_writes = max(s[1] for s in samples) or 1
+    top_mb = max(max(s[2] for s in samples), 1.0) * 1.1
+    goal = (soak or {}).get("goal_mb", 1024)
+
+    def xy(writes: float, mb: float) -> tuple[float, float]:
+        x = pad + (width - 2 * pad) * writes / top_writes
+        y = height - pad - (height - 2 * pad) * min(mb, top_mb) / top_mb
+        return round(x, 1), round(y, 1)
+
+    points = " ".join(f"{x},{y}" for x, y in (xy(s[1], s[2]) for s in samples))
+    lines = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2}" y="20" text-anchor="middle">Server RSS (MiB) over accepted writes</text>',
+        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>',
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>',
+        f'<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="{points}"/>',
+    ]
+    for k in range(5):
+        mb = top_mb * k / 4
+        _, y = xy(0, mb)
+        lines.append(f'<text x="{pad - 6}" y="{y + 4}" text-anchor="end">{mb:.0f}</text>')
+        writes = top_writes * k / 4
+        x, _ = xy(writes, 0)
+        lines.append(f'<text x="{x}" y="{height - pad + 18}" text-anchor="middle">{writes:,.0f}</text>')
+    if goal <= top_mb:
+        _, y = xy(0, goal)
+        lines.append(f'<line x1="{pad}" y1="{y}" x2="{width - pad}" y2="{y}" stroke="#d62728" stroke-dasharray="6 4"/>')
+        lines.append(f'<text x="{width - pad}" y="{y - 6}" text-anchor="end" fill="#d62728">goal {goal:.0f}</text>')
+    lines.append("</svg>")
+    return "\n".join(lines) + "\n"
+
+
 def problems(data: dict[str, Any], page: str) -> list[str]:
     found = []
     if render(data) != page:
         found.append(f"{PAGE.relative_to(ROOT)} differs from what {DATA.relative_to(ROOT)} renders")
+    if data.get("soak") and (not CHART.exists() or CHART.read_text() != chart(data["soak"])):
+        found.append(f"{CHART.relative_to(ROOT)} differs from what {DATA.relative_to(ROOT)} draws")
     from . import bench
 
     expected = set()
@@ -582,6 +676,8 @@ def problems(data: dict[str, Any], page: str) -> list[str]:
 def write(data: dict[str, Any]) -> None:
     DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     PAGE.write_text(render(data))
+    if data.get("soak"):
+        CHART.write_text(chart(data["soak"]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -591,6 +687,8 @@ def main(argv: list[str] | None = None) -> int:
     data = json.loads(DATA.read_text())
     if not args.check:
         PAGE.write_text(render(data))
+        if data.get("soak"):
+            CHART.write_text(chart(data["soak"]))
         return 0
     found = problems(data, PAGE.read_text())
     for p in found:

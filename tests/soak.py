@@ -7,9 +7,10 @@ Memory file writes, record appends and creates, each worker deleting again what 
 few (so the data set stays about the same size and what grows is the server, not the data). The
 server's resident memory (VmRSS) is sampled every few seconds against the accepted writes so far.
 
-As in AWS, where the sweep runs hourly, content objects nothing points at any more are swept while the
-load runs (every `--sweep-every` accepted writes, with the 60-second grace), since a write that replaces
-a version leaves its predecessor's content for the sweep.
+What deletes leave (a deleted fork's rows, content objects nothing points at any more) goes at the next
+sweep, hourly in AWS. The soak compresses a long-running server's days into minutes, so it sweeps every
+`--sweep-every` accepted writes (default 5,000: about every minute and a half here) with the 60-second
+grace, while the load goes on.
 
 Rate limits are off: the soak measures the server's memory, and 8 clients of one account would otherwise
 spend most of the run waiting out the shipped per-account budget.
@@ -40,6 +41,9 @@ RSS_GOAL_MB = 1024.0
 # After warm-up, the second half of the run may add at most this share of the RSS the first half ended at.
 FLAT_GOAL = 0.10
 WARMUP_SHARE = 0.2  # the first fifth of the writes is warm-up: caches, pools and the first snapshot fill
+# Below this many writes the shared documents' histories are still filling towards their retention, so
+# growth is the data's, not the server's: a shorter run (make bench --quick) judges the ceiling only.
+FLAT_MIN_WRITES = 20_000
 SWEEP_GRACE_SECONDS = 60
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,6 +62,7 @@ class SoakReport:
     seconds: float
     samples: list[Sample]
     sweeps: int
+    sweep_every: int
     unexpected: int
     unknown: int
     surprises: list[str] = field(default_factory=list)
@@ -84,13 +89,13 @@ class SoakReport:
         return (self.final_mb - half) / half if half else 0.0
 
     @property
+    def flat_judged(self) -> bool:
+        return self.writes >= FLAT_MIN_WRITES
+
+    @property
     def ok(self) -> bool:
-        return (
-            self.final_mb <= RSS_GOAL_MB
-            and self.peak_mb <= RSS_GOAL_MB
-            and self.growth <= FLAT_GOAL
-            and self.unexpected == 0
-        )
+        flat = self.growth <= FLAT_GOAL or not self.flat_judged
+        return self.final_mb <= RSS_GOAL_MB and self.peak_mb <= RSS_GOAL_MB and flat and self.unexpected == 0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -101,6 +106,7 @@ class SoakReport:
             warm_mb=round(self.at(self.writes * WARMUP_SHARE), 1),
             half_mb=round(self.at(self.writes / 2), 1),
             growth=round(self.growth, 3),
+            flat_judged=self.flat_judged,
             goal_mb=RSS_GOAL_MB,
             flat_goal=FLAT_GOAL,
             ok=self.ok,
@@ -170,7 +176,7 @@ def run_soak(
     writes: int,
     clients: int = 8,
     sample_seconds: float = 3.0,
-    sweep_every: int = 20_000,
+    sweep_every: int = 5_000,
     seed: int = 24,
     report: Callable[[str], None] = print,
 ) -> SoakReport:
@@ -216,25 +222,27 @@ def run_soak(
             seconds=samples[-1].seconds,
             samples=samples,
             sweeps=sweeps,
+            sweep_every=sweep_every,
             unexpected=sum(sum(w.unexpected.values()) for w in workers),
             unknown=sum(sum(w.unknown.values()) for w in workers),
             surprises=[s for w in workers for s in w.surprises][:10],
         )
 
 
-QUICK_WRITES = 3_000
+QUICK_WRITES = 1_500
 FULL_WRITES = 100_000
 
 
 def bench_soak(quick: bool, report: Callable[[str], None]) -> dict[str, Any]:
     """The soak's figures for `make bench` (a short one with --quick)."""
     writes = QUICK_WRITES if quick else FULL_WRITES
-    result = run_soak(writes, report=report, sweep_every=max(1_000, writes // 5))
+    result = run_soak(writes, report=report, sweep_every=min(5_000, max(500, writes // 3)))
     data = result.to_dict()
+    flat = f"+{FLAT_GOAL:.0%}" if result.flat_judged else f"flatness judged from {FLAT_MIN_WRITES:,} writes"
     report(
         f"soak: {result.writes:,} writes in {result.seconds:.0f} s; RSS peak {result.peak_mb:.0f} MiB, "
         f"final {result.final_mb:.0f} MiB, second half +{result.growth:.1%} "
-        f"({'yes' if result.ok else 'NO'}: at most {RSS_GOAL_MB:.0f} MiB, +{FLAT_GOAL:.0%})"
+        f"({'yes' if result.ok else 'NO'}: at most {RSS_GOAL_MB:.0f} MiB, {flat})"
     )
     return data
 
@@ -244,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=FULL_WRITES, help="accepted writes to reach (default 100000)")
     parser.add_argument("--clients", type=int, default=8, help="concurrent workers (default 8)")
     parser.add_argument("--sample-seconds", type=float, default=3.0, help="seconds between RSS samples")
-    parser.add_argument("--sweep-every", type=int, default=20_000, help="accepted writes between sweeps")
+    parser.add_argument("--sweep-every", type=int, default=5_000, help="accepted writes between sweeps")
     parser.add_argument("--json", metavar="FILE", help="also write the report's data here")
     args = parser.parse_args(argv)
     result = run_soak(args.writes, args.clients, args.sample_seconds, args.sweep_every)

@@ -167,3 +167,30 @@ def test_a_query_answers_as_the_whole_table_would(store: DynamoStore, query: dic
     assert got == expected
     if limit and len(expected) > limit:
         assert pages > 1
+
+
+@pytest.mark.parametrize("limit", [None, 1, 5, 7])
+@pytest.mark.parametrize("filtered", [False, True])
+def test_a_scan_pages_through_every_item_once_in_key_order(
+    store: DynamoStore, limit: int | None, filtered: bool
+) -> None:
+    _seed(store)
+    kwargs: dict[str, Any] = {"TableName": store.table}
+    if limit:
+        kwargs["Limit"] = limit
+    if filtered:
+        kwargs["FilterExpression"] = "n >= :three"
+        kwargs["ExpressionAttributeValues"] = {":three": {"N": "3"}}
+    keys: list[tuple[str, str]] = []
+    pages = 0
+    while True:
+        page = store.ddb.scan(**kwargs)
+        keys += [(i["pk"]["S"], i["sk"]["S"]) for i in page["Items"]]
+        pages += 1
+        if "LastEvaluatedKey" not in page:
+            break
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    # What DynamoDB's Scan promises: every item once (moto's order is the key order, kept).
+    expected = [(f"P{p}", f"s{s:02d}") for p in range(4) for s in range(6) if not filtered or s >= 3]
+    assert keys == expected
+    assert pages > 1 if limit else pages == 1

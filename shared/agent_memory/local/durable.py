@@ -77,7 +77,16 @@ _DYNAMODB_READS = frozenset(
 )
 # The request headers moto reads to route and apply a change (service, target, S3 conditions and
 # metadata); the rest (user agent, SDK retry counters, dates) would only make the journal larger.
-_KEPT_HEADERS = ("HTTP_HOST", "HTTP_AUTHORIZATION", "HTTP_X_AMZ_TARGET", "CONTENT_TYPE", "HTTP_CONTENT_MD5")
+_KEPT_HEADERS = (
+    "HTTP_HOST",
+    "HTTP_AUTHORIZATION",
+    "HTTP_X_AMZ_TARGET",
+    "CONTENT_TYPE",
+    "HTTP_CONTENT_MD5",
+    # moto matches S3 keys against the path as it arrived (an encoded slash stays one)
+    "RAW_URI",
+    "REQUEST_URI",
+)
 _KEPT_PREFIXES = ("HTTP_X_AMZ_", "HTTP_IF_", "HTTP_CONTENT_ENCODING", "HTTP_CACHE_CONTROL")
 
 

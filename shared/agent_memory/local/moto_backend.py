@@ -7,13 +7,15 @@ around moto's WSGI app makes each request atomic, as DynamoDB is per request.
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
@@ -92,6 +94,38 @@ def _restore(table: Any, hash_key: Any, range_key: Any, saved: Any) -> None:
             del table.items[hash_key]
 
 
+def _string_keys(table: Any) -> bool:
+    """Whether the table's keys are strings, whose order Python's own str order is (as moto's is)."""
+    return bool(table.hash_key_type == "S" and table.range_key_type in (None, "S"))
+
+
+def _string_key_of(table: Any, key: Any) -> bool:
+    """Whether `key` is absent or names the table's key attributes as strings (else moto judges it)."""
+    names = [table.hash_key_attr, *([table.range_key_attr] if table.range_key_attr else [])]
+    return key is None or (
+        isinstance(key, dict) and all(isinstance(key.get(n), dict) and isinstance(key[n].get("S"), str) for n in names)
+    )
+
+
+def _items_after(table: Any, start: dict[str, Any] | None) -> Iterator[Any]:
+    """The table's items in key order, from just after `start` (a Scan's ExclusiveStartKey), lazily.
+
+    moto sorts the whole table with its own comparisons on every Scan page and then walks past the pages
+    already read: a full Scan costs the square of the table. Sorting plain (hash, range) strings is the
+    same order, done in C, and a bisection finds where the page starts.
+    """
+    if table.range_key_attr:
+        rows = [(h.value, r.value, item) for h, part in table.items.items() for r, item in part.items()]
+    else:
+        rows = [(h.value, "", item) for h, item in table.items.items()]
+    rows.sort(key=lambda row: (row[0], row[1]))
+    at = 0
+    if start:
+        mark = (start[table.hash_key_attr]["S"], start[table.range_key_attr]["S"] if table.range_key_attr else "")
+        at = bisect.bisect_right(rows, mark, key=lambda row: (row[0], row[1]))
+    return (row[2] for row in rows[at:])
+
+
 def patch_moto_for_scale() -> None:
     """Make moto's DynamoDB cost what a request touches, not what the table holds.
 
@@ -103,6 +137,7 @@ def patch_moto_for_scale() -> None:
 
     moto also answers a table Query by sorting every item of the table and keeping the partition asked
     for; a Query on the table (not an index) now starts from that one partition, which is the same list.
+    A Scan page starts where the last one ended instead of sorting and walking the whole table again.
     """
     import copy
 
@@ -156,16 +191,33 @@ def patch_moto_for_scale() -> None:
         finally:
             state.partition = None
 
-    def all_items(self: Any) -> list[Any]:
+    original_scan = Table.scan
+
+    def scan(self: Any, filters: Any, limit: Any, exclusive_start_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = kwargs.get("index_name", args[1] if len(args) > 1 else None)
+        if index_name or not _string_keys(self) or not _string_key_of(self, exclusive_start_key):
+            return original_scan(self, filters, limit, exclusive_start_key, *args, **kwargs)
+        # The items come from `all_items` already past the start key, so moto skips nothing itself.
+        state.scan_from = (self, exclusive_start_key)
+        try:
+            return original_scan(self, filters, limit, None, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            state.scan_from = None
+
+    def all_items(self: Any) -> Any:
         partition = getattr(state, "partition", None)
-        if partition is None or partition[0] is not self or not self.range_key_attr:
-            return original_all_items(self)
-        found = self.items.get(partition[1])
-        return sorted(found.values(), key=lambda item: item.range_key) if found else []
+        if partition is not None and partition[0] is self and self.range_key_attr:
+            found = self.items.get(partition[1])
+            return sorted(found.values(), key=lambda item: item.range_key) if found else []
+        scan_from = getattr(state, "scan_from", None)
+        if scan_from is not None and scan_from[0] is self:
+            return _items_after(self, scan_from[1])
+        return original_all_items(self)
 
     models.copy = _Copy()  # type: ignore[attr-defined,assignment]
     models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     Table.query = query  # type: ignore[method-assign]
+    Table.scan = scan  # type: ignore[method-assign]
     Table.all_items = all_items  # type: ignore[method-assign]
     models._agent_memory_scaled = True  # type: ignore[attr-defined]
 
@@ -186,8 +238,9 @@ class EmbeddedMoto:
         self.report: OpenReport | None = None
         if data_dir is not None:
             self.data, self.report = open_data_dir(data_dir, app, repair=repair)
+        self.app = serialised(app, self.data)
         try:
-            self._server: BaseWSGIServer = make_server("127.0.0.1", port, serialised(app, self.data), threaded=True)
+            self._server: BaseWSGIServer = make_server("127.0.0.1", port, self.app, threaded=True)
         except OSError:
             if self.data is not None:
                 self.data.close()
@@ -202,6 +255,53 @@ class EmbeddedMoto:
     def start(self) -> EmbeddedMoto:
         self._thread.start()
         return self
+
+    def send(self, request: Any, **_: Any) -> Any:
+        """botocore's `before-send`: answer a request to this storage in-process, through the same
+        serialised (and journaled) app the HTTP endpoint serves, without a socket, a server thread or
+        HTTP parsing on either side; a request to any other endpoint is left to botocore."""
+        from botocore.awsrequest import AWSResponse, HTTPHeaders
+        from moto.core.botocore_stubber import MockRawResponse
+
+        parts = urlsplit(request.url)
+        if f"{parts.scheme}://{parts.netloc}" != self.url:
+            return None
+        body = request.body
+        if body is None:
+            body = b""
+        elif isinstance(body, str):
+            body = body.encode("utf-8")
+        elif not isinstance(body, bytes | bytearray):
+            body = body.read()
+        raw = parts.path + (f"?{parts.query}" if parts.query else "")
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": request.method,
+            "PATH_INFO": unquote_to_bytes(parts.path).decode("latin-1"),
+            "QUERY_STRING": parts.query,
+            "RAW_URI": raw,
+            "REQUEST_URI": raw,
+            "SERVER_NAME": parts.hostname or "127.0.0.1",
+            "SERVER_PORT": str(parts.port or 80),
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_HOST": parts.netloc,
+            "CONTENT_LENGTH": str(len(body)),
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": parts.scheme,
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": io.StringIO(),
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        for name, value in request.headers.items():
+            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            key = name.upper().replace("-", "_")
+            environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"] = text
+        environ["CONTENT_LENGTH"] = str(len(body))
+        status, headers, payload = call(self.app, environ)
+        # Case-insensitive, as the headers of a real HTTP answer are to botocore's parsers.
+        return AWSResponse(request.url, status, HTTPHeaders.from_pairs(headers), MockRawResponse(payload))
 
     def stop(self) -> None:
         self._server.shutdown()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import CACHE, aws_clients, reset_store
+from ..store.clients import LOCAL_SEND
 from ..web.services import reset_services
 from .gateway import Gateway
 from .moto_backend import EmbeddedMoto, create_resources
@@ -60,6 +61,8 @@ class LocalService:
     def stop(self) -> None:
         self.gateway.shutdown()
         if self.moto is not None:
+            if self.moto.send in LOCAL_SEND:
+                LOCAL_SEND.remove(self.moto.send)
             self.moto.stop()
 
 
@@ -124,6 +127,9 @@ def start_local(port: int = 3000, root: Path | None = None, storage: Storage | N
     else:
         operator_key = os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or secrets.token_hex(24)
     os.environ["AGENT_MEMORY_OPERATOR_KEY"] = operator_key
+    LOCAL_SEND.clear()
+    if moto is not None:
+        LOCAL_SEND.append(moto.send)
     reset_store()
     reset_services()
     try:

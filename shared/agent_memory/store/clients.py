@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -24,7 +25,17 @@ def aws_clients() -> tuple[Any, Any]:
     )
     session = boto3.session.Session()
     s3_cfg = cfg.merge(Config(s3={"addressing_style": "path"}))
-    return session.client("dynamodb", config=cfg), session.client("s3", config=s3_cfg)
+    clients = session.client("dynamodb", config=cfg), session.client("s3", config=s3_cfg)
+    if LOCAL_SEND:
+        for client in clients:
+            # Last: a test's own hook on these clients still sees (and may answer) the request first.
+            client.meta.events.register_last("before-send", LOCAL_SEND[0])
+    return clients
+
+
+# The local service's embedded storage answers its requests in-process (agent_memory.local.moto_backend);
+# never set in Lambda. A request to any other endpoint still goes over the network.
+LOCAL_SEND: list[Callable[..., Any]] = []
 
 
 class Backend:
