@@ -263,3 +263,35 @@ def test_the_operator_key_is_kept_with_the_data(folder: Path, monkeypatch: pytes
     monkeypatch.setenv("AGENT_MEMORY_OPERATOR_KEY", "chosen")
     assert again.data.operator_key() == "chosen"
     again.stop()
+
+
+def test_the_server_sweeps_on_its_own_schedule(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AGENT_MEMORY_"))}
+    env["AGENT_MEMORY_SWEEP_INTERVAL_SECONDS"] = "1"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory.local.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "d")],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None and server.stderr is not None
+        assert json.loads(server.stdout.readline())["data_dir"] == str(tmp_path / "d")
+        deadline = time.monotonic() + 60
+        swept = None
+        while swept is None and time.monotonic() < deadline:
+            line = server.stderr.readline()
+            if line.startswith("agent-memory serve: swept: "):
+                swept = json.loads(line.split("swept: ", 1)[1])
+        assert swept is not None, "no sweep within a minute"
+        # The deployed schedule's grace: nothing younger than 15 minutes is judged.
+        assert swept["grace_seconds"] == 900 and swept["dry_run"] is False
+    finally:
+        server.kill()
+        server.wait()

@@ -62,11 +62,49 @@ def _serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     stop = threading.Event()
+    interval = _sweep_interval()
+    if interval is not None and moto is not None:
+        threading.Thread(target=_sweep_every, args=(interval, stop), name="sweep", daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with contextlib.suppress(KeyboardInterrupt):
         stop.wait()
     service.stop()
     return 0
+
+
+# As the deployed stack's schedule (template.yaml: rate(1 hour), a 15-minute grace, 30 s to settle): a
+# server kept running for days keeps what deletes and retention leave no longer than AWS would.
+SWEEP_INTERVAL_SECONDS = 3600
+
+
+def _sweep_interval() -> float | None:
+    """AGENT_MEMORY_SWEEP_INTERVAL_SECONDS: seconds between the local server's own sweeps, or `off`."""
+    import os
+
+    text = os.environ.get("AGENT_MEMORY_SWEEP_INTERVAL_SECONDS", "").strip().lower()
+    if text == "off":
+        return None
+    try:
+        return max(1.0, float(text)) if text else float(SWEEP_INTERVAL_SECONDS)
+    except ValueError:
+        print(
+            f"agent-memory serve: AGENT_MEMORY_SWEEP_INTERVAL_SECONDS={text!r} is not a number of seconds "
+            "or `off`; sweeping hourly",
+            file=sys.stderr,
+        )
+        return float(SWEEP_INTERVAL_SECONDS)
+
+
+def _sweep_every(interval: float, stop: threading.Event) -> None:
+    from ..store.sweeper import DEFAULT_GRACE_SECONDS, sweep_configured
+
+    while not stop.wait(interval):
+        try:
+            report = sweep_configured(grace_seconds=DEFAULT_GRACE_SECONDS, settle_seconds=30)
+        except Exception as exc:  # the next hour tries again; the server goes on either way
+            print(f"agent-memory serve: the hourly sweep failed ({exc})", file=sys.stderr)
+            continue
+        print(f"agent-memory serve: swept: {json.dumps(report.as_json())}", file=sys.stderr, flush=True)
 
 
 def _sweep(args: argparse.Namespace) -> int:
