@@ -40,7 +40,6 @@ each deleted fork keeps one tombstone row for good (the contract has no way to r
 
 from __future__ import annotations
 
-import itertools
 import random
 import threading
 from collections import Counter, deque
@@ -49,9 +48,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
-from agent_memory.ids import sha256_hex
 from agent_memory.model import DEFAULT_VERSIONS_KEPT, MAX_DOCUMENTS_PER_ANCHOR
 
+# A write acknowledged on a versioned path, the history it is checked against and the checker: the load
+# run's, which also takes the hashes of writes that got no answer (`sent`).
+from .loadrun import AcceptedWrite as Written
+from .loadrun import HistoryVersion, Status, check_history, sha256
+from .loadrun import _status as _status
 from .support import Api, Who, conv_base
 
 KINDS = ("write", "fork", "file", "record", "create")
@@ -76,24 +79,7 @@ FULL = "memory_full"
 ABSENT = "memory_not_found"
 GONE = "not_found"
 
-Status = tuple[int, str | None]
-
-
-def sha256(text: str) -> str:
-    return sha256_hex(text.encode("utf-8"))
-
-
 # ---- what was acknowledged ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Written:
-    """A write answered 2xx on a versioned path (a document or a Memory's file), as its answer named it."""
-
-    path: str
-    public_id: str
-    lock_version: int
-    content: str
 
 
 @dataclass(frozen=True)
@@ -323,15 +309,6 @@ def _answered(r: requests.Response, status: int, key: str) -> dict[str, Any]:
 
 def _write_body(path: str, content: str, pair: tuple[str | None, int | None] = (None, None)) -> dict[str, Any]:
     return {"path": path, "content": content, "expected_public_id": pair[0], "expected_lock_version": pair[1]}
-
-
-def _status(r: requests.Response) -> Status:
-    if r.status_code < 400:
-        return r.status_code, None
-    try:
-        return r.status_code, str(r.json()["error"]["code"])
-    except (ValueError, KeyError, TypeError):
-        return r.status_code, None
 
 
 # ---- the worker ----------------------------------------------------------------------------------------
@@ -645,75 +622,6 @@ def _pair_read(r: requests.Response | None, key: str) -> tuple[str | None, int |
 # ---- the check ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Version:
-    """One row of a path's version history (newest first); `content` when its text was read."""
-
-    public_id: str
-    lock_version: int
-    content_sha256: str
-    content: str | None = None
-
-
-@dataclass(frozen=True)
-class HistoryCheck:
-    problems: tuple[str, ...] = ()
-    verified: int = 0
-    unverifiable: int = 0  # acknowledged, but older than the oldest version a full history keeps
-
-
-def check_history(
-    acked: Sequence[Written],
-    sent: Collection[str],
-    history: Sequence[Version],
-    *,
-    versions_kept: int = DEFAULT_VERSIONS_KEPT,
-    path: str = "",
-) -> HistoryCheck:
-    """Hold one path's history against what was written there (pure).
-
-    - every acknowledged write is in it at the pair its answer named, with its content (its hash, and its
-      text where it was read); unless a history holding `versions_kept` versions starts after it;
-    - every version carries the content of an acknowledged write or of one that got no answer (`sent`
-      holds the hashes of those): a version nobody sent is a fabrication, a refused write that landed, or
-      a version replayed twice;
-    - no pair is listed twice, and each document's versions are listed strictly newest first.
-    """
-    problems: list[str] = []
-    by_pair = {(h.public_id, h.lock_version): h for h in history}
-    oldest: dict[str, int] = {}
-    held: Counter[str] = Counter()
-    for h in history:
-        oldest[h.public_id] = min(oldest.get(h.public_id, h.lock_version), h.lock_version)
-        held[h.public_id] += 1
-    verified = unverifiable = 0
-    for w in acked:
-        at = by_pair.get((w.public_id, w.lock_version))
-        if at is not None and at.content_sha256 == sha256(w.content) and at.content in (None, w.content):
-            verified += 1
-        elif at is not None:
-            problems.append(f"{w.path}: v{w.lock_version} does not hold what its acknowledged write sent")
-        elif held[w.public_id] >= versions_kept and w.lock_version < oldest[w.public_id]:
-            unverifiable += 1
-        else:
-            problems.append(f"{w.path}: acknowledged v{w.lock_version} ({w.public_id}) is not in its history")
-    allowed = {sha256(w.content) for w in acked} | set(sent)
-    seen: set[tuple[str, int]] = set()
-    for h in history:
-        pair = (h.public_id, h.lock_version)
-        if pair in seen:
-            problems.append(f"{path}: v{h.lock_version} ({h.public_id}) is listed twice")
-        elif h.content_sha256 not in allowed:
-            problems.append(f"{path}: v{h.lock_version} ({h.content_sha256[:12]}) carries content nobody sent")
-        elif h.content is not None and sha256(h.content) != h.content_sha256:
-            problems.append(f"{path}: v{h.lock_version}'s text does not hash to the content_sha256 it lists")
-        seen.add(pair)
-    for newer, older in itertools.pairwise(history):
-        if newer.public_id == older.public_id and newer.lock_version <= older.lock_version:
-            problems.append(f"{path}: the history lists v{newer.lock_version} before v{older.lock_version}")
-    return HistoryCheck(tuple(problems), verified, unverifiable)
-
-
 @dataclass
 class Verdict:
     """What `verify` found: the problems (none when everything acknowledged is there) and what it checked."""
@@ -742,7 +650,7 @@ class _Reader:
     def post(self, url: str, body: Any) -> requests.Response:
         return self.api.post(url, self.who, body)
 
-    def versions(self, url: str, key: str, path: str, read: Collection[int]) -> list[Version] | None:
+    def versions(self, url: str, key: str, path: str, read: Collection[int]) -> list[HistoryVersion] | None:
         """A path's whole history (None when the path does not exist), with the text of the versions
         numbered in `read`."""
         rows: list[dict[str, Any]] = []
@@ -763,7 +671,7 @@ class _Reader:
                 s = self.post(f"{url}/versions/show", {key: {"path": path, "lock_version": v["lock_version"]}})
                 assert s.status_code == 200, s.text
                 text = str(s.json()["version"]["content"])
-            out.append(Version(v["public_id"], v["lock_version"], v["content_sha256"], text))
+            out.append(HistoryVersion(v["public_id"], v["lock_version"], v["content_sha256"], text))
         return out
 
     def listing(self, base: str) -> list[dict[str, Any]]:
@@ -853,10 +761,10 @@ def _histories(
             if mine:
                 verdict.problems.append(f"{path}: acknowledged writes, but the path does not exist")
             continue
-        one = check_history(mine, sent.get(path, set()), history, versions_kept=versions_kept, path=path)
-        verdict.problems += one.problems
-        verdict.checked[key + " versions"] += one.verified
-        verdict.unverifiable += one.unverifiable
+        one = check_history(mine, history, versions_kept=versions_kept, sent=sent.get(path, set()))
+        verdict.problems += [f"{path}: {problem}" for problem in one.problems]
+        verdict.checked[key + " versions"] += len(mine) - one.lost_updates - one.out_of_order - one.unverified_writes
+        verdict.unverifiable += one.unverified_writes
 
 
 def _verify_documents(world: World, acks: Acks, reader: _Reader, verdict: Verdict, read_content: bool) -> None:
