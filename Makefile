@@ -9,7 +9,7 @@ SAM_PYTHON ?= 3.12
 export SAM_CLI_TELEMETRY = 0
 export AWS_DEFAULT_REGION ?= us-east-1
 
-.PHONY: install run test lint format typecheck template template-check bench cfn-lint sam-validate stack-size sam-build ci clean
+.PHONY: install run test lint format typecheck template template-check bench soak cfn-lint sam-validate stack-size sam-build ci clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -48,6 +48,10 @@ template-check: install
 # Measures every verb and rewrites docs/performance.md (and .json, its data); BENCH_ARGS=--quick for a smoke run.
 bench: install
 	$(BIN)/python -m tests.bench $(BENCH_ARGS)
+
+# One `agent-memory serve` under a long mixed write load, its RSS sampled (SOAK_ARGS=--writes 5000 for a short one).
+soak: install
+	$(BIN)/python -m tests.soak $(SOAK_ARGS)
 
 cfn-lint: install
 	$(BIN)/cfn-lint template.yaml

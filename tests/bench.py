@@ -1573,6 +1573,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-scale", action="store_true", help="skip the write at 1,000 and at 100,000 stored items")
     parser.add_argument("--no-soak", action="store_true", help="skip the soak run (RSS over accepted writes)")
     parser.add_argument(
+        "--soak-from",
+        metavar="FILE",
+        help="publish the soak figures of a run made on its own (`python -m tests.soak --json FILE`) instead",
+    )
+    parser.add_argument(
         "--no-publish",
         action="store_true",
         help="do not rewrite docs/performance.json and .md (never rewritten when --only picks verbs)",
@@ -1657,7 +1662,12 @@ def main(argv: list[str] | None = None) -> int:
             load = load_run(service, args)
             ok &= bool(load["ok"])
         soak_data = None
-        if not args.no_soak:
+        if args.soak_from:
+            # A soak run on its own (`python -m tests.soak --json FILE`): 100,000 writes take half an hour.
+            soak_data = json.loads(Path(args.soak_from).read_text())
+            progress(f"soak: from {args.soak_from}: {soak_data['writes']:,} writes, final {soak_data['final_mb']} MiB")
+            ok &= bool(soak_data["ok"])
+        elif not args.no_soak:
             from . import soak
 
             soak_data = soak.bench_soak(quick=args.quick, report=progress)
