@@ -576,7 +576,8 @@ def _local(scale: dict[str, Any] | None, soak: dict[str, Any] | None, run: dict[
             f"The soak (`python -m tests.soak`): one `agent-memory serve` process on a data folder, {soak['clients']}",
             "clients through the local gateway mixing conversation writes, forks, Memory file writes, record appends",
             "and creates (each client deleting again what it made once it holds a few), with a sweep of what deletes",
-            f"left every {soak['sweep_every']:,} writes; resident memory sampled every few seconds. "
+            f"left every {soak['sweep_every']:,} writes (the clients holding off while it runs); resident memory "
+            "sampled every few seconds. "
             f"{soak['writes']:,} accepted writes in",
             f"{soak['seconds']:.0f} s ({soak['writes_per_second']:.0f} a second, one process on this machine).",
             "",

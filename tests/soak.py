@@ -10,7 +10,7 @@ server's resident memory (VmRSS) is sampled every few seconds against the accept
 What deletes leave (a deleted fork's rows, content objects nothing points at any more) goes at the next
 sweep, hourly in AWS. The soak compresses a long-running server's days into minutes, so it sweeps every
 `--sweep-every` accepted writes (default 5,000: about every minute and a half here) with the 60-second
-grace, while the load goes on.
+grace, the clients holding off while it runs (see `run_soak`).
 
 Rate limits are off: the soak measures the server's memory, and 8 clients of one account would otherwise
 spend most of the run waiting out the shipped per-account budget.
@@ -183,8 +183,9 @@ def run_soak(
     with tempfile.TemporaryDirectory(prefix="agent-memory-soak-") as folder, server(Path(folder)) as (child, info):
         world = build_world(info["url"], info["operator_key"], seed, max_workers=clients)
         workers = [Worker(world, i, seed, keep_acks=False, recycle=True) for i in range(clients)]
-        stop = threading.Event()
-        threads = [threading.Thread(target=w.run, args=(stop,), name=f"soak-{w.index}") for w in workers]
+        stop, pause = threading.Event(), threading.Event()
+        pause.set()
+        threads = [threading.Thread(target=w.run, args=(stop, pause), name=f"soak-{w.index}") for w in workers]
         started = time.monotonic()
         samples = [Sample(0.0, 0, rss_mb(child.pid))]
         for t in threads:
@@ -203,11 +204,18 @@ def run_soak(
                 if done >= writes:
                     break
                 if done >= next_sweep:
+                    # In a quiet moment, as an hourly sweep mostly finds one: the sweep deletes a deleted
+                    # fork's rows one request at a time, and against eight clients at full speed on one
+                    # process it falls behind what they make.
+                    pause.clear()
+                    time.sleep(0.5)
                     sweep(info["storage_url"])
+                    pause.set()
                     sweeps += 1
                     next_sweep += sweep_every
         finally:
             stop.set()
+            pause.set()
             for t in threads:
                 t.join()
         for w in workers:

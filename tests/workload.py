@@ -375,11 +375,14 @@ class Worker:
     def acknowledged(self) -> int:
         return sum(self.accepted.values())
 
-    def run(self, stop: threading.Event) -> None:
-        """Step until `stop` is set (or the first request without an answer, if told to stop on one).
-        A failure of the worker itself (not of a request) is kept in `error`, for the driver to raise."""
+    def run(self, stop: threading.Event, go: threading.Event | None = None) -> None:
+        """Step until `stop` is set (or the first request without an answer, if told to stop on one),
+        waiting between steps while `go` is clear. A failure of the worker itself (not of a request) is
+        kept in `error`, for the driver to raise."""
         try:
             while not stop.is_set():
+                if go is not None:
+                    go.wait()
                 self.step()
                 if self.broken and self.stop_on_transport_error:
                     return
