@@ -28,6 +28,7 @@ test: install
 lint: install
 	$(BIN)/ruff check shared tests .ci examples
 	$(BIN)/ruff format --check shared tests .ci examples
+	cd shared && ../$(BIN)/lint-imports --no-cache ../pyproject.toml
 
 format: install
 	$(BIN)/ruff format shared tests .ci examples

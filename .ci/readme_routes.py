@@ -1,4 +1,4 @@
-"""Rewrite the README's route table from agent_memory.contract.ROUTES, in their order.
+"""Rewrite the README's route table from agent_memory.api.contract.ROUTES, in their order.
 
 The rows sit between the `| route | method | path |` header (and its rule) and `## Deploying`; paths are
 shown without the `/agent_api/v1` prefix every route shares. `--check` fails when the README has drifted.
@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "shared"))
 
-from agent_memory.contract import ROUTES  # noqa: E402
+from agent_memory.api.contract import ROUTES  # noqa: E402
 
 README = ROOT / "README.md"
 HEADER = "| route | method | path |\n|---|---|---|\n"

@@ -1,7 +1,7 @@
 """Generate template.yaml, functions/<route>/app.py and events/<route>.json from the route table.
 
 `make template` writes them; CI runs `--check` and fails when the committed files drift from
-agent_memory.contract.ROUTES, so adding a route is one entry there, its handler, and `make template`.
+agent_memory.api.contract.ROUTES, so adding a route is one entry there, its handler, and `make template`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "shared"))
 
-from agent_memory.contract import ROUTES  # noqa: E402
-from agent_memory.contract import RouteSpec as Route  # noqa: E402
-from agent_memory.local.gateway import build_event  # noqa: E402
-from agent_memory.local.template import TemplateRoute, _compile  # noqa: E402
-from agent_memory.openapi import document as openapi_document  # noqa: E402
-from agent_memory.tools import SCHEMA_FORMATS, schema_document  # noqa: E402
+from agent_memory.api.contract import ROUTES  # noqa: E402
+from agent_memory.api.contract import RouteSpec as Route  # noqa: E402
+from agent_memory.edges.http.openapi import document as openapi_document  # noqa: E402
+from agent_memory.edges.tools.dispatch import SCHEMA_FORMATS, schema_document  # noqa: E402
+from agent_memory_sdk.local.gateway import build_event  # noqa: E402
+from agent_memory_sdk.local.template import TemplateRoute, _compile  # noqa: E402
 
 RUNTIME = "python3.12"
 
@@ -370,7 +370,7 @@ TOOL_INVOKE = f"""
 
 TOOL_INVOKE_APP = (
     '"""Invoked in-account: {"execution", "tool", "input", "secret" | "token"} -> the tool result."""\n\n'
-    "from agent_memory.web.tool_lambda import handler\n\n"
+    "from agent_memory.edges.tools.lambda_entry import handler\n\n"
     '__all__ = ["handler"]\n'
 )
 
@@ -383,7 +383,7 @@ TOOL_INVOKE_OUTPUT = """  ToolInvokeFunctionArn:
 def app_py(route: Route) -> str:
     return (
         f'"""{route.method} {route.path}"""\n\n'
-        "from agent_memory.web.lambda_entry import entry\n\n"
+        "from agent_memory.edges.http.lambda_entry import entry\n\n"
         f'handler = entry("{route.name}")\n'
     )
 

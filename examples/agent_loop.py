@@ -25,8 +25,8 @@ import textwrap
 from collections.abc import Callable, Generator
 from typing import Any
 
-from agent_memory import MemoryClient
-from agent_memory.client import NEW, MemoryClientError, expectation
+from agent_memory_sdk import MemoryClient
+from agent_memory_sdk.client import NEW, MemoryClientError, expectation
 
 ToolCall = tuple[str, dict[str, Any]]
 Model = Generator[ToolCall, dict[str, Any], str]

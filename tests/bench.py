@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_memory.local.gateway import build_event
-from agent_memory.local.runtime import LocalService, start_local
-from agent_memory.model import Anchor, Author
+from agent_memory.core.model import Anchor, Author
 from agent_memory.store import CACHE, aws_clients, get_store
 from agent_memory.store import keys as store_keys
+from agent_memory_sdk.local.gateway import build_event
+from agent_memory_sdk.local.runtime import LocalService, start_local
 
 from . import coldstart, perfdoc
 from .capacity import CapacityMeter, Usage, s3_requests
@@ -621,7 +621,7 @@ def _memory_block(budget: int) -> Callable[[World, int], Step]:
 
 def _block_included(budget: int) -> int:
     """Documents a budget includes: group/'s 64 are the newest and cost the same each; 1 MiB holds all 256."""
-    from agent_memory.block import Entry, section_cost
+    from agent_memory.domain.memory.block import Entry, section_cost
 
     fits = budget // section_cost(Entry("group/b-00.md", BLOCK_DOC_BYTES, "2026-01-01T00:00:00.000Z"))
     return fits if fits < BLOCK_DOCS else len(_BLOCK_ROOTS) * BLOCK_DOCS
@@ -650,8 +650,8 @@ def _grep_worst_url(w: World) -> str:
         return url
     from concurrent.futures import ThreadPoolExecutor
 
-    from agent_memory.ids import now_iso, sha256_hex, uuid7
-    from agent_memory.model import Document
+    from agent_memory.core.ids import now_iso, sha256_hex, uuid7
+    from agent_memory.core.model import Document
     from agent_memory.store.items import doc_item, meta_item
 
     ws = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "grep"}}, expect=201))
@@ -720,7 +720,7 @@ def _grep_worst_answered(w: World, i: int, out: dict[str, Any]) -> None:
 
 
 def _grep_worst_target(cold: bool) -> Target:
-    from agent_memory.memory import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
+    from agent_memory.domain.memory.service import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
 
     within = GREP_BYTE_BUDGET // GREP_DOC_BYTES
     note = (
@@ -780,7 +780,7 @@ def _unfork(w: World, i: int, out: dict[str, Any]) -> None:
 
 def worst_note() -> str:
     """What the worst-case rows are, in a sentence for the published page."""
-    from agent_memory.memory import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
+    from agent_memory.domain.memory.service import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
 
     return (
         f"Grep's worst case: {GREP_ROOTS} bound roots x {GREP_DOCS} documents x {GREP_DOC_BYTES // 1024} KiB "
@@ -793,7 +793,7 @@ def worst_note() -> str:
 
 
 def grep_worst_note(results: list[Result]) -> None:
-    from agent_memory.memory import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
+    from agent_memory.domain.memory.service import GREP_BYTE_BUDGET, GREP_DEADLINE_SECONDS
 
     print(
         f"\nGrep's worst case ({GREP_ROOTS} roots x {GREP_DOCS} documents x {GREP_DOC_BYTES // 1024} KiB = "
@@ -854,7 +854,7 @@ def _records(w: World) -> str:
 
 def _record_text(i: int) -> str:
     # Distinct words per call, so a new record's bands find no near-duplicate of it.
-    from agent_memory.ids import uuid7
+    from agent_memory.core.ids import uuid7
 
     tag = uuid7().replace("-", "")
     return (
@@ -885,9 +885,9 @@ def _searched_workspace(w: World) -> str:
         return found
     import random
 
-    from agent_memory.ids import now_iso, uuid7
-    from agent_memory.model import TypedRecord
-    from agent_memory.recordtext import content_digest
+    from agent_memory.core.ids import now_iso, uuid7
+    from agent_memory.core.model import TypedRecord
+    from agent_memory.domain.records.text import content_digest
     from agent_memory.store.items import record_item
 
     made = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "records"}}, expect=201))
@@ -1302,7 +1302,7 @@ def import_table(which: str) -> tuple[bool, dict[str, Any]]:
     """The cold-import table (tests/coldstart.py): every function, or the first of each handler module."""
     names = coldstart.functions()
     if which == "some":
-        from agent_memory.contract import BY_NAME
+        from agent_memory.api.contract import BY_NAME
 
         firsts: dict[str, str] = {}
         for name in names:
@@ -1501,7 +1501,7 @@ def load_run(service: LocalService, args: argparse.Namespace) -> dict[str, Any]:
 
 _MOTO_CHILD = """
 import sys
-from agent_memory.local.moto_backend import EmbeddedMoto
+from agent_memory_sdk.local.moto_backend import EmbeddedMoto
 moto = EmbeddedMoto().start()
 print(moto.url, flush=True)
 sys.stdin.read()

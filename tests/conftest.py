@@ -22,7 +22,7 @@ os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
 os.environ["AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"] = "off"
 os.environ["AGENT_MEMORY_ORIGIN_WRITES_PER_MINUTE"] = "off"
 
-from agent_memory.local.runtime import LocalService, start_local
+from agent_memory_sdk.local.runtime import LocalService, start_local
 
 from .support import Api
 

@@ -43,8 +43,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import requests
-from agent_memory.ids import sha256_hex
-from agent_memory.model import DEFAULT_VERSIONS_KEPT, MAX_DOCUMENTS_PER_ANCHOR
+from agent_memory.core.ids import sha256_hex
+from agent_memory.core.model import DEFAULT_VERSIONS_KEPT, MAX_DOCUMENTS_PER_ANCHOR
 
 from .support import Api, Who, conv_base, pct
 
@@ -817,8 +817,8 @@ def main(argv: list[str] | None = None) -> int:
 
     isolate_environment()  # as the bench: its own embedded moto only, and no write budget in the way
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    from agent_memory.local.runtime import start_local
-    from agent_memory.settings import settings
+    from agent_memory.core.settings import settings
+    from agent_memory_sdk.local.runtime import start_local
 
     child = None
     if args.storage == "process":

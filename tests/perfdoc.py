@@ -540,7 +540,7 @@ def _costs(rows: list[dict[str, Any]]) -> list[str]:
 
 def _template_memory() -> dict[str, int]:
     sys.path.insert(0, str(ROOT / "shared"))
-    from agent_memory.local.template import load_template
+    from agent_memory_sdk.local.template import load_template
 
     doc = load_template(ROOT / "template.yaml")
     default = int(doc["Globals"]["Function"]["MemorySize"])

@@ -129,7 +129,7 @@ def server(data_dir: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, An
     env.update({f"AGENT_MEMORY_{b}WRITES_PER_MINUTE": "off" for b in ("", "ACCOUNT_", "ORIGIN_")})
     env["PYTHONUNBUFFERED"] = "1"
     child = subprocess.Popen(
-        [sys.executable, "-m", "agent_memory.local.cli", "serve", "--port", "0", "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "agent_memory_sdk.local.cli", "serve", "--port", "0", "--data-dir", str(data_dir)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -158,7 +158,7 @@ def sweep(storage_url: str) -> None:
         [
             sys.executable,
             "-m",
-            "agent_memory.local.cli",
+            "agent_memory_sdk.local.cli",
             "sweep",
             "--grace-seconds",
             str(SWEEP_GRACE_SECONDS),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
-from agent_memory.client import MemoryClient
+from agent_memory_sdk.client import MemoryClient
 
 API = "/agent_api/v1"
 

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
-from agent_memory.model import DEFAULT_VERSIONS_KEPT, MAX_DOCUMENTS_PER_ANCHOR
+from agent_memory.core.model import DEFAULT_VERSIONS_KEPT, MAX_DOCUMENTS_PER_ANCHOR
 
 # A write acknowledged on a versioned path, the history it is checked against and the checker: the load
 # run's, which also takes the hashes of writes that got no answer (`sent`).

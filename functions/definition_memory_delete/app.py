@@ -1,5 +1,5 @@
 """POST /agent_api/v1/profile/agents/{agent_name}/memory/delete"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("definition_memory_delete")

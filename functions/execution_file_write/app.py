@@ -1,5 +1,5 @@
 """POST /agent_api/v1/executions/{execution_public_id}/files/write"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("execution_file_write")

@@ -1,5 +1,5 @@
 """GET /agent_api/v1/executions/{execution_public_id}/mounts"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("execution_mounts")

@@ -1,5 +1,5 @@
 """POST /agent_api/v1/profile/memory/versions/show"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("profile_memory_version_show")

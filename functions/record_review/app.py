@@ -1,5 +1,5 @@
 """POST /agent_api/v1/workspaces/{workspace_public_id}/records/{record_public_id}/review"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("record_review")

@@ -1,5 +1,5 @@
 """POST /agent_api/v1/workspaces/{workspace_public_id}/records"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("records_append")

@@ -1,5 +1,5 @@
 """GET /agent_api/v1/memories/{memory_id}"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("show_memory")

@@ -1,5 +1,5 @@
 """Invoked in-account: {"execution", "tool", "input", "secret" | "token"} -> the tool result."""
 
-from agent_memory.web.tool_lambda import handler
+from agent_memory.edges.tools.lambda_entry import handler
 
 __all__ = ["handler"]

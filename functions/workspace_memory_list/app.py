@@ -1,5 +1,5 @@
 """GET /agent_api/v1/workspaces/{workspace_public_id}/memory"""
 
-from agent_memory.web.lambda_entry import entry
+from agent_memory.edges.http.lambda_entry import entry
 
 handler = entry("workspace_memory_list")

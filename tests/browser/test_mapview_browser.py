@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_memory.mapview import CONTENT_SECURITY_POLICY, NODE_H, NODE_W, render_map_html
+from agent_memory.render.mapview import CONTENT_SECURITY_POLICY, NODE_H, NODE_W, render_map_html
 
 from tests.support import Api
 from tests.unit.test_mapview import HOSTILE, agent, big, mem, sample

@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import requests
-from agent_memory.settings import settings
+from agent_memory.core.settings import settings
+from agent_memory.edges.services import reset_services
 from agent_memory.store import CACHE, aws_clients
 from agent_memory.store.sweeper import SweepReport, sweep
-from agent_memory.web.services import reset_services
 
 from ..support import Api, Who
 from .world import bucket_objects, scan_table

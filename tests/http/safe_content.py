@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import requests
-from agent_memory.safety.injection import RULESET_VERSION
+from agent_memory.domain.safety.injection import RULESET_VERSION
 
 from ..support import Api, Who
 from .histories import promote as promote

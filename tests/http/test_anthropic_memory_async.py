@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 import anyio
 import pytest
-from agent_memory.client import MemoryApiError, NotAuthenticated, NotFound
-from agent_memory.integrations.anthropic import AsyncMemoryTool, MemoryTool
-from agent_memory.local.runtime import LocalService
+from agent_memory_sdk.client import MemoryApiError, NotAuthenticated, NotFound
+from agent_memory_sdk.integrations.anthropic import AsyncMemoryTool, MemoryTool
+from agent_memory_sdk.local.runtime import LocalService
 from anthropic.lib.tools import BetaAsyncAbstractMemoryTool, ToolError
 
 from .test_anthropic_memory_tool import (

@@ -7,10 +7,10 @@ import threading
 from typing import Any
 
 import pytest
-from agent_memory.client import NEW, MemoryClient, MemoryScopeUnavailable
-from agent_memory.integrations.anthropic import MemoryTool
-from agent_memory.local.runtime import LocalService
 from agent_memory.store import CACHE
+from agent_memory_sdk.client import NEW, MemoryClient, MemoryScopeUnavailable
+from agent_memory_sdk.integrations.anthropic import MemoryTool
+from agent_memory_sdk.local.runtime import LocalService
 from botocore.exceptions import EndpointConnectionError
 
 from ..support import Api, Who

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from agent_memory.client import MemoryClient
-from agent_memory.integrations.anthropic import MemoryTool
-from agent_memory.local.mcp_server import MEMORY_TOOL
-from agent_memory.local.runtime import LocalService
 from agent_memory.store import aws_clients
+from agent_memory_sdk.client import MemoryClient
+from agent_memory_sdk.integrations.anthropic import MemoryTool
+from agent_memory_sdk.local.mcp_server import MEMORY_TOOL
+from agent_memory_sdk.local.runtime import LocalService
 from anthropic.lib.tools import ToolError
 from anthropic.types.beta import (
     BetaMemoryTool20250818CreateCommand,
@@ -366,7 +366,7 @@ def test_read_only_roots_and_mounts_refuse_every_change(desk: Desk) -> None:
 
 
 def test_importing_agent_memory_does_not_import_anthropic() -> None:
-    code = "import sys, agent_memory, agent_memory.client; assert 'anthropic' not in sys.modules"
+    code = "import sys, agent_memory, agent_memory_sdk.client; assert 'anthropic' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

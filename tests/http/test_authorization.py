@@ -12,9 +12,9 @@ from typing import Any
 
 import boto3
 import pytest
-from agent_memory.settings import settings
+from agent_memory.core.settings import settings
+from agent_memory.edges.services import reset_services
 from agent_memory.store import aws_clients
-from agent_memory.web.services import reset_services
 
 from ..support import CONV, SPEAKER, Api, Who, alias, bindings, code, conv_base, created, pair
 from .runs import Run, make_run

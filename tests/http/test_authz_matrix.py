@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.errors import ApiError
-from agent_memory.local.runtime import LocalService
-from agent_memory.paths import parse_document_path
+from agent_memory.api.errors import ApiError
+from agent_memory.core.paths import parse_document_path
+from agent_memory_sdk.local.runtime import LocalService
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

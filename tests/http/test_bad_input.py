@@ -151,8 +151,8 @@ def test_a_body_nested_past_64_levels_is_parameter_invalid(w: World, opener: str
 
 
 def _parsed(text: str) -> dict[str, Any]:
-    from agent_memory.contract import BY_NAME
-    from agent_memory.web.glue import to_request
+    from agent_memory.api.contract import BY_NAME
+    from agent_memory.edges.http.glue import to_request
 
     req = to_request(BY_NAME["create_workspace"], {"body": text, "headers": {}})
     # The glue keeps a body's refusal until the caller is authenticated; here it is what is asserted.
@@ -162,7 +162,7 @@ def _parsed(text: str) -> dict[str, Any]:
 
 
 def test_nesting_is_counted_outside_strings_and_64_levels_parse() -> None:
-    from agent_memory.errors import ApiError
+    from agent_memory.api.errors import ApiError
 
     # Brackets inside strings (escaped quotes included) are text, not nesting
     text = json.dumps({"a": '\\"[' * 5000 + "{" * 5000, "b": ["]"] * 100})
@@ -300,9 +300,9 @@ def test_the_body_cap_counts_utf8_bytes_not_characters(w: World) -> None:
 
 def test_the_body_cap_counts_bytes_of_a_base64_body() -> None:
     # API Gateway base64-encodes bodies it does not take for text: the cap is on the decoded bytes
-    from agent_memory.contract import BY_NAME
-    from agent_memory.errors import ApiError
-    from agent_memory.web.glue import to_request
+    from agent_memory.api.contract import BY_NAME
+    from agent_memory.api.errors import ApiError
+    from agent_memory.edges.http.glue import to_request
 
     def event(raw: bytes) -> dict[str, Any]:
         return {"body": base64.b64encode(raw).decode(), "isBase64Encoded": True, "headers": {}}

@@ -16,10 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import agent_memory
 import pytest
-from agent_memory import client as client_module
-from agent_memory.client import (
+from agent_memory.api.contract import ROUTES as SERVER_ROUTES
+from agent_memory.api.errors import CATALOGUE
+from agent_memory.edges.tools.dispatch import TOOLS
+from agent_memory_sdk import client as client_module
+from agent_memory_sdk.client import (
     ERRORS,
     NEW,
     READ_ONLY_POSTS,
@@ -52,11 +54,8 @@ from agent_memory.client import (
     exception_name,
     expectation,
 )
-from agent_memory.contract import ROUTES as SERVER_ROUTES
-from agent_memory.errors import CATALOGUE
-from agent_memory.local.runtime import LocalService
-from agent_memory.local.template import _compile
-from agent_memory.tools import TOOLS
+from agent_memory_sdk.local.runtime import LocalService
+from agent_memory_sdk.local.template import _compile
 
 from ..support import client_room
 
@@ -231,15 +230,14 @@ def test_every_catalogued_code_has_its_own_exception_class() -> None:
 def test_importing_the_package_or_the_client_loads_nothing_heavy() -> None:
     # When a fresh interpreter imports the package, then the client
     probe = (
-        "import sys, agent_memory; a = 'agent_memory.client' in sys.modules; "
-        "from agent_memory import MemoryClient; "
+        "import sys, agent_memory; a = 'agent_memory_sdk.client' in sys.modules; "
+        "from agent_memory_sdk import MemoryClient; "
         "heavy = [m for m in ('boto3', 'botocore', 'pydantic', 'regex', 'aws_lambda_powertools') "
         "if m in sys.modules]; print(a, heavy)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     # Then the package did not load the client, and the client loaded none of the service's dependencies
     assert out.strip() == "False []"
-    assert agent_memory.MemoryClient is MemoryClient
 
 
 # ---- a scripted HTTP server for what the real gateway never does on demand ---------------------------

@@ -14,9 +14,9 @@ import threading
 from typing import Any
 
 import pytest
-from agent_memory.client import NotFound
 from agent_memory.store import CACHE, aws_clients
 from agent_memory.store.sweeper import SweepReport, sweep_configured
+from agent_memory_sdk.client import NotFound
 
 from ..support import CONV, WORKSPACE, Api, Who, alias, bindings, client_room, code, conv_base, created, listed, pair
 from .runs import Run, create, make_run

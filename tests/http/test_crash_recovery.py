@@ -70,7 +70,16 @@ class Servers:
         out, err = self.tmp / f"{name}.out", self.tmp / f"{name}.err"
         with out.open("wb") as stdout, err.open("wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-m", "agent_memory.local.cli", "serve", "--port", "0", "--data-dir", str(data_dir)],
+                [
+                    sys.executable,
+                    "-m",
+                    "agent_memory_sdk.local.cli",
+                    "serve",
+                    "--port",
+                    "0",
+                    "--data-dir",
+                    str(data_dir),
+                ],
                 stdout=stdout,
                 stderr=stderr,
                 stdin=subprocess.DEVNULL,
@@ -141,7 +150,7 @@ def load_until_killed(server: Server, workers: list[Worker]) -> dict[str, Any]:
 
 
 def journal_state(data_dir: Path) -> tuple[int, int]:
-    """(the newest snapshot's generation, bytes of journal after it): see agent_memory.local.durable."""
+    """(the newest snapshot's generation, bytes of journal after it): see agent_memory_sdk.local.durable."""
     snaps = sorted(int(p.name.split("-")[1].split(".")[0]) for p in data_dir.glob("state-*.snap"))
     generation = snaps[-1] if snaps else 0
     journal = data_dir / f"journal-{generation}.log"

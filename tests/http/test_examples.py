@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_memory.local.runtime import LocalService
+from agent_memory_sdk.local.runtime import LocalService
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -15,10 +15,10 @@ import time
 from typing import Any
 
 import pytest
-from agent_memory.client import ExecutionStopped, MemoryClient
-from agent_memory.local.runtime import LocalService
-from agent_memory.model import MAX_SPAWN_DEPTH
+from agent_memory.core.model import MAX_SPAWN_DEPTH
 from agent_memory.store import aws_clients
+from agent_memory_sdk.client import ExecutionStopped, MemoryClient
+from agent_memory_sdk.local.runtime import LocalService
 
 from ..support import Api, Who, client_room, code, conv_base
 from .runs import Run, create, make_run, version

@@ -235,8 +235,8 @@ def test_small_pages_walk_every_document_exactly_once(
     whole = lines(export(run.api, run.bob, room.url))
     # When pages hold only a few documents and the room's conversations are read a few at a time (the
     # gateway runs the handlers in this process)
-    monkeypatch.setattr("agent_memory.export.EXPORT_PAGE_DOCUMENTS", per_page)
-    monkeypatch.setattr("agent_memory.export._CONVERSATIONS_PER_QUERY", per_query)
+    monkeypatch.setattr("agent_memory.render.export.EXPORT_PAGE_DOCUMENTS", per_page)
+    monkeypatch.setattr("agent_memory.render.export._CONVERSATIONS_PER_QUERY", per_query)
     rows, pages = walk(run.api, run.bob, room.url)
     # Then following the cursor yields every document exactly once, in the same order, the same lines
     assert len(keyed(rows)) == len(rows)
@@ -257,7 +257,7 @@ def _cursor(raw: dict[str, str]) -> str:
 def test_a_tampered_cursor_is_refused(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
     run = room.run
     api = run.api
-    monkeypatch.setattr("agent_memory.export.EXPORT_PAGE_DOCUMENTS", 2)
+    monkeypatch.setattr("agent_memory.render.export.EXPORT_PAGE_DOCUMENTS", 2)
     cursor = export(api, run.bob, room.url).headers["Export-Next-Cursor"]
     # Given another account's room with a conversation note
     sam, their_ws, their_conv = api.room()
@@ -295,7 +295,7 @@ def test_a_cursor_of_one_room_does_not_open_another(api: Api, monkeypatch: pytes
             memory(api.write(ada, conv_base(ws, conv), f"conversation/{name}-{n}.md", f"{name} note {n}"))
         rooms.append((ws, conv))
     (north, _), (south, _) = rooms
-    monkeypatch.setattr("agent_memory.export.EXPORT_PAGE_DOCUMENTS", 1)
+    monkeypatch.setattr("agent_memory.render.export.EXPORT_PAGE_DOCUMENTS", 1)
     cursor = export(api, ada, room_export_url(north)).headers["Export-Next-Cursor"]
     # When the north room's cursor is sent to the south room's export
     r = export(api, ada, room_export_url(south), cursor)
@@ -344,7 +344,7 @@ def test_the_profile_export_pages_and_refuses_a_cursor_that_is_not_its_own(
     whole = lines(export(api, run.ada, PROFILE_EXPORT))
     assert len(whole) == 5
     # When the pages hold two documents each, then the cursor walks all five once
-    monkeypatch.setattr("agent_memory.export.EXPORT_PAGE_DOCUMENTS", 2)
+    monkeypatch.setattr("agent_memory.render.export.EXPORT_PAGE_DOCUMENTS", 2)
     rows, pages = walk(api, run.ada, PROFILE_EXPORT)
     assert rows == whole
     assert len(pages) == 3

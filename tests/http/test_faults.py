@@ -39,12 +39,12 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.local.runtime import LocalService
-from agent_memory.model import Anchor
-from agent_memory.settings import settings
+from agent_memory.core.model import Anchor
+from agent_memory.core.settings import settings
 from agent_memory.store import CACHE, aws_clients
 from agent_memory.store import keys as store_keys
-from agent_memory.store.errors import PACING
+from agent_memory.store.commit import PACING
+from agent_memory_sdk.local.runtime import LocalService
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 

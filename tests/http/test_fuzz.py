@@ -16,9 +16,9 @@ from typing import Any
 
 import requests
 import schemathesis
-from agent_memory.contract import ROUTES, TOOL_NAMES
-from agent_memory.local.runtime import LocalService
-from agent_memory.openapi import document
+from agent_memory.api.contract import ROUTES, TOOL_NAMES
+from agent_memory.edges.http.openapi import document
+from agent_memory_sdk.local.runtime import LocalService
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode

@@ -8,7 +8,7 @@ import time
 
 import pytest
 import regex
-from agent_memory import memory
+from agent_memory.domain.memory import service as memory
 from agent_memory.store import CACHE
 
 from ..support import CONV, Api, alias, bindings, code

@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.client import NEW as CLIENT_NEW
-from agent_memory.client import MemoryClient
-from agent_memory.local.mcp_server import MemoryRelay
-from agent_memory.local.runtime import LocalService
-from agent_memory.settings import settings
+from agent_memory.core.settings import settings
+from agent_memory.edges.tools.lambda_entry import handler as tool_lambda
 from agent_memory.store import aws_clients
-from agent_memory.web.tool_lambda import handler as tool_lambda
+from agent_memory_sdk.client import NEW as CLIENT_NEW
+from agent_memory_sdk.client import MemoryClient
+from agent_memory_sdk.local.mcp_server import MemoryRelay
+from agent_memory_sdk.local.runtime import LocalService
 from botocore.exceptions import EndpointConnectionError
 
 from ..support import API, CONV, WORKSPACE, Api, Who, bindings, code, conv_base, created, ws_base
@@ -1163,7 +1163,7 @@ def test_the_mcp_relay_passes_the_idempotency_key_through(fresh: LocalService) -
 
 
 def test_every_idempotency_code_is_catalogued_and_conflict_is_provoked(world: World) -> None:
-    from agent_memory.errors import CATALOGUE
+    from agent_memory.api.errors import CATALOGUE
 
     assert CATALOGUE["idempotency_conflict"] == 409
     assert CATALOGUE["idempotency_in_progress"] == 409

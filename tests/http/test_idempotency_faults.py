@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.errors import CATALOGUE
-from agent_memory.local.runtime import LocalService
+from agent_memory.api.errors import CATALOGUE
+from agent_memory.edges.tools.lambda_entry import handler as tool_lambda
 from agent_memory.store import CACHE
-from agent_memory.store.errors import PACING
-from agent_memory.web.tool_lambda import handler as tool_lambda
+from agent_memory.store.commit import PACING
+from agent_memory_sdk.local.runtime import LocalService
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
 from ..support import Api, code, ws_base

@@ -7,7 +7,7 @@ lost update, a misplaced one or a version nobody was told of, since a green run 
 from __future__ import annotations
 
 import pytest
-from agent_memory.local.runtime import LocalService
+from agent_memory_sdk.local.runtime import LocalService
 
 from ..loadrun import (
     KINDS,

@@ -17,10 +17,10 @@ from typing import Any
 
 import boto3
 import pytest
-from agent_memory.local.durable import DataDir, DataDirError
-from agent_memory.local.moto_backend import EmbeddedMoto, create_resources
-from agent_memory.local.runtime import LocalService
-from agent_memory.local.template import load_template
+from agent_memory_sdk.local.durable import DataDir, DataDirError
+from agent_memory_sdk.local.moto_backend import EmbeddedMoto, create_resources
+from agent_memory_sdk.local.runtime import LocalService
+from agent_memory_sdk.local.template import load_template
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -163,7 +163,7 @@ def test_a_record_cut_short_at_the_end_is_dropped_with_one_log_line(
     whole = journal.read_bytes()
     # What a power cut leaves: a frame that promises more bytes than reached the disk.
     journal.write_bytes(whole + struct.pack(">II", 900, 0) + b"R{partial")
-    with caplog.at_level(logging.WARNING, logger="agent_memory.local"):
+    with caplog.at_level(logging.WARNING, logger="agent_memory_sdk.local"):
         again = Storage(folder)
     lines = [r.getMessage() for r in caplog.records if "cut short" in r.getMessage()]
     assert len(lines) == 1 and "(17 bytes)" in lines[0] and str(journal) in lines[0]
@@ -273,7 +273,7 @@ def test_the_server_sweeps_on_its_own_schedule(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AGENT_MEMORY_"))}
     env["AGENT_MEMORY_SWEEP_INTERVAL_SECONDS"] = "1"
     server = subprocess.Popen(
-        [sys.executable, "-m", "agent_memory.local.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "agent_memory_sdk.local.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "d")],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 import anyio
 import pytest
-from agent_memory.client import NEW, MemoryClient
-from agent_memory.local.mcp_server import MCP_NAMES, MEMORY_TOOL
-from agent_memory.local.runtime import LocalService
-from agent_memory.tools import TOOLS
+from agent_memory.edges.tools.dispatch import TOOLS
+from agent_memory_sdk.client import NEW, MemoryClient
+from agent_memory_sdk.local.mcp_server import MCP_NAMES, MEMORY_TOOL
+from agent_memory_sdk.local.runtime import LocalService
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
@@ -45,7 +45,7 @@ def _args(s: Setup, *extra: str) -> list[str]:
     assert s.agent.token
     return [
         "-m",
-        "agent_memory.local.cli",
+        "agent_memory_sdk.local.cli",
         "mcp",
         "--url",
         s.url,

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import pytest
-from agent_memory import model
+from agent_memory.core import model
 from agent_memory.store import CACHE
 
 from ..support import Api, Who, code

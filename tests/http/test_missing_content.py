@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.block import Entry, section_cost
-from agent_memory.settings import settings
+from agent_memory.core.settings import settings
+from agent_memory.domain.memory.block import Entry, section_cost
 from agent_memory.store import CACHE, aws_clients
 from agent_memory.store.sweeper import SweepReport, sweep_configured
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_memory.client import MemoryClient
-from agent_memory.local import mount as module
-from agent_memory.local.mount import STATE_DIR, STATE_FILE, mount, sync, watch
-from agent_memory.local.runtime import LocalService
+from agent_memory_sdk.client import MemoryClient
+from agent_memory_sdk.local import mount as module
+from agent_memory_sdk.local.mount import STATE_DIR, STATE_FILE, mount, sync, watch
+from agent_memory_sdk.local.runtime import LocalService
 
 from ..gitrepos import bare, commit, url_of
 from ..support import Api, Who
@@ -478,7 +478,7 @@ def test_watch_syncs_until_stopped(s: Session) -> None:
 def test_the_cli_mounts_and_syncs_with_url_and_token(s: Session, fresh: LocalService) -> None:
     def cli(*args: str) -> tuple[int, dict[str, Any]]:
         done = subprocess.run(
-            [sys.executable, "-m", "agent_memory.local.cli", *args, "--url", fresh.url, "--token", s.helper.token],
+            [sys.executable, "-m", "agent_memory_sdk.local.cli", *args, "--url", fresh.url, "--token", s.helper.token],
             capture_output=True,
             text=True,
             timeout=60,
@@ -515,7 +515,7 @@ def test_the_cli_watch_syncs_until_sigterm(s: Session, fresh: LocalService) -> N
     env |= {"AGENT_MEMORY_URL": fresh.url, "AGENT_MEMORY_TOKEN": s.helper.token}
     args = ["mount", "--execution", s.ex, "--dir", str(s.dir), "--watch", "--interval", "0.2"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent_memory.local.cli", *args], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-m", "agent_memory_sdk.local.cli", *args], stdout=subprocess.PIPE, text=True, env=env
     )
     # Should a line never come, the kill ends the blocked reads and the test fails instead of hanging.
     guard = threading.Timer(60, proc.kill)

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_memory import observability
-from agent_memory.web.lambda_entry import entry
-from agent_memory.web.tool_lambda import handler as tool_handler
+from agent_memory.core import observability
+from agent_memory.edges.http.lambda_entry import entry
+from agent_memory.edges.tools.lambda_entry import handler as tool_handler
 
 from ..support import Api
 

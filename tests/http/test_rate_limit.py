@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from agent_memory.settings import settings
-from agent_memory.web.services import reset_services
+from agent_memory.core.settings import settings
+from agent_memory.edges.services import reset_services
 
 from ..support import Api, code, conv_base, ws_base
 

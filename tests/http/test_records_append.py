@@ -11,8 +11,8 @@ import uuid
 from typing import Any
 
 import pytest
-from agent_memory import records as records_module
-from agent_memory import recordtext
+from agent_memory.domain.records import service as records_module
+from agent_memory.domain.records import text as recordtext
 
 from ..support import Api, code
 from .records import Room, make_room, record_rows

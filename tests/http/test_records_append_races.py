@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory import recordtext
-from agent_memory.store.errors import PACING
+from agent_memory.domain.records import text as recordtext
+from agent_memory.store.commit import PACING
 from botocore.awsrequest import AWSResponse
 
 from ..aws_errors import transaction_cancelled
@@ -222,7 +222,7 @@ def test_a_stubbed_conditional_check_failure_on_the_claim_names_the_holder(room:
 
 
 def _raw_items() -> list[dict[str, Any]]:
-    from agent_memory.settings import settings
+    from agent_memory.core.settings import settings
     from agent_memory.store import aws_clients
 
     ddb, _ = aws_clients()

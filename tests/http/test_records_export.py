@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.client import MemoryClient, ParameterInvalid
-from agent_memory.local.runtime import LocalService
+from agent_memory_sdk.client import MemoryClient, ParameterInvalid
+from agent_memory_sdk.local.runtime import LocalService
 
 from ..support import Api, Who, client_room, code
 from .runs import Run, make_run
@@ -206,7 +206,7 @@ def test_small_pages_walk_every_record_exactly_once(
     whole = lines(export(run.api, run.bob, export_url(run.ws)))
     assert set(ids(whole)) == filled.expected
     # When a page reads only a few records (the gateway runs the handlers in this process)
-    monkeypatch.setattr("agent_memory.records.EXPORT_PAGE_RECORDS", per_page)
+    monkeypatch.setattr("agent_memory.domain.records.service.EXPORT_PAGE_RECORDS", per_page)
     rows, pages = walk(run.api, run.bob, export_url(run.ws))
     # Then following the cursor yields every record exactly once, in the same order, the same lines
     assert rows == whole
@@ -221,7 +221,7 @@ def test_a_page_stops_at_its_byte_bound(filled: Filled, monkeypatch: pytest.Monk
     run = filled.run
     whole = lines(export(run.api, run.bob, export_url(run.ws)))
     # When a page may hold fewer bytes than any one line
-    monkeypatch.setattr("agent_memory.records.EXPORT_PAGE_BYTES", 1)
+    monkeypatch.setattr("agent_memory.domain.records.service.EXPORT_PAGE_BYTES", 1)
     rows, pages = walk(run.api, run.bob, export_url(run.ws))
     # Then each page still holds one record (a page always makes progress), and together they are the export
     assert [len(lines(p)) for p in pages] == [1] * len(whole)
@@ -237,7 +237,7 @@ def test_a_cursor_that_no_export_of_this_workspace_answered_is_refused(
 ) -> None:
     run = filled.run
     api = run.api
-    monkeypatch.setattr("agent_memory.records.EXPORT_PAGE_RECORDS", 2)
+    monkeypatch.setattr("agent_memory.domain.records.service.EXPORT_PAGE_RECORDS", 2)
     cursor = export(api, run.bob, export_url(run.ws)).headers["Export-Next-Cursor"]
     fields = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     # Given a room of Bob's own elsewhere, whose export cursor names that room
@@ -328,7 +328,7 @@ def test_the_client_appends_reads_searches_reviews_consolidates_and_exports_reco
     assert (out["status"], out["extraction"]) == ("consolidated", "rules")
     assert out["created"] >= 1 and "note" in out
     # Exporting, page by page, masked
-    monkeypatch.setattr("agent_memory.records.EXPORT_PAGE_RECORDS", 1)
+    monkeypatch.setattr("agent_memory.domain.records.service.EXPORT_PAGE_RECORDS", 1)
     rows = every(bob, ws)
     assert len(bob.export_records(ws)[0]) <= 1
     by_id = {row["public_id"]: row for row in rows}

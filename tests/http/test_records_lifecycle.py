@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.settings import settings
+from agent_memory.core.settings import settings
 from agent_memory.store import aws_clients, keys
 from botocore.awsrequest import AWSResponse
 

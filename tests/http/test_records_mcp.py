@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agent_memory.client import MemoryClient
-from agent_memory.local.runtime import LocalService
-from agent_memory.tools import tool_schemas
+from agent_memory.edges.tools.dispatch import tool_schemas
+from agent_memory_sdk.client import MemoryClient
+from agent_memory_sdk.local.runtime import LocalService
 from mcp import ClientSession
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
@@ -43,7 +43,7 @@ def setup(fresh: LocalService) -> Setup:
 
 def _args(s: Setup) -> list[str]:
     assert s.agent.token
-    return ["-m", "agent_memory.local.cli", "mcp", "--url", s.url, "--token", s.agent.token]
+    return ["-m", "agent_memory_sdk.local.cli", "mcp", "--url", s.url, "--token", s.agent.token]
 
 
 def _server(s: Setup) -> list[str]:

@@ -6,10 +6,10 @@ import re
 from typing import Any
 
 import pytest
-from agent_memory.contract import READ_ONLY_TOOLS
-from agent_memory.inputs.records import WORKSPACE_RECORD_TYPES
-from agent_memory.model import MAX_RECORD_BYTES
-from agent_memory.tools import tool_schemas
+from agent_memory.api.contract import READ_ONLY_TOOLS
+from agent_memory.core.model import MAX_RECORD_BYTES
+from agent_memory.edges.requests.records import WORKSPACE_RECORD_TYPES
+from agent_memory.edges.tools.dispatch import tool_schemas
 
 from ..support import CONV, WORKSPACE, Api, Who, bindings, code
 from .runs import Run, make_run

@@ -258,7 +258,7 @@ def test_the_mcp_block_of_a_named_execution_is_the_executions_block(m: Mounted) 
         return contents.text
 
     args = [
-        *("-m", "agent_memory.local.cli", "mcp", "--url", run.api.url, "--token", m.alpha.token),
+        *("-m", "agent_memory_sdk.local.cli", "mcp", "--url", run.api.url, "--token", m.alpha.token),
         *("--workspace", run.ws, "--conversation", run.conv, "--execution", ex["public_id"]),
         *("--block-budget", str(n)),
     ]

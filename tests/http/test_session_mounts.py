@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.settings import settings
-from agent_memory.web.services import reset_services
+from agent_memory.core.settings import settings
+from agent_memory.edges.services import reset_services
 
 from ..gitrepos import bare, commit, url_of
 from ..support import AGENT, CONV, USER, Api, Who, bindings, code

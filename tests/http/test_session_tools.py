@@ -283,7 +283,7 @@ def test_under_a_provider_override_the_memories_stay_but_the_agent_root_goes_to_
 
 
 def test_the_schemas_tell_the_model_both_path_forms() -> None:
-    from agent_memory.tools import tool_schemas
+    from agent_memory.edges.tools.dispatch import tool_schemas
 
     for fmt, key in (("anthropic", "input_schema"), ("openai", "parameters")):
         for t in tool_schemas(fmt):

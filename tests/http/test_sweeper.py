@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory.local import cli
-from agent_memory.local.template import load_template
-from agent_memory.settings import settings
+from agent_memory.core.settings import settings
 from agent_memory.store import CACHE, aws_clients
 from agent_memory.store.sweeper import SweepReport, handler, referenced_keys, sweep_configured
+from agent_memory_sdk.local import cli
+from agent_memory_sdk.local.template import load_template
 
 from ..support import Api, Who, code, conv_base, pair, ws_base
 
@@ -442,9 +442,9 @@ def test_the_sweep_command_says_plainly_when_it_cannot_reach_storage(
     # Given an endpoint on loopback where nothing listens
     import socket
 
-    from agent_memory.local.cli import main
+    from agent_memory.edges.services import reset_services
     from agent_memory.store import reset_store
-    from agent_memory.web.services import reset_services
+    from agent_memory_sdk.local.cli import main
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -527,7 +527,7 @@ def test_the_schemas_are_served_in_both_formats_and_match_the_committed_docs(run
 
 
 def test_the_committed_schema_files_are_current() -> None:
-    from agent_memory.tools import schema_document
+    from agent_memory.edges.tools.dispatch import schema_document
 
     for fmt in ("anthropic", "openai"):
         assert (ROOT / "docs" / f"tools.{fmt}.json").read_text() == schema_document(fmt), (
@@ -536,7 +536,7 @@ def test_the_committed_schema_files_are_current() -> None:
 
 
 def test_each_schema_is_a_closed_object_with_the_conditional_pair_required() -> None:
-    from agent_memory.tools import tool_schemas
+    from agent_memory.edges.tools.dispatch import tool_schemas
 
     by_name = {t["name"]: t["input_schema"] for t in tool_schemas("anthropic")}
     for name, schema in by_name.items():

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agent_memory.settings import settings
+from agent_memory.core.settings import settings
 from agent_memory.store import aws_clients
 
 from ..support import Api, code, conv_base, created, pair

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_memory.contract import READ_ONLY_TOOLS
+from agent_memory.api.contract import READ_ONLY_TOOLS
 
 from ..support import CONV, WORKSPACE, Api, Who, bindings, code, conv_base, created, pair, ws_base
 from .five_scopes import make_five

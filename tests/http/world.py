@@ -15,8 +15,8 @@ from typing import Any
 
 import boto3
 import requests
+from agent_memory.edges import services
 from agent_memory.store import DynamoStore
-from agent_memory.web import services
 from boto3.dynamodb.types import TypeDeserializer
 
 from ..support import Api, Who, conv_base, ws_base

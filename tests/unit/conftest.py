@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_memory.local.moto_backend import create_resources, patch_moto_for_scale
-from agent_memory.local.template import load_template
 from agent_memory.store import DynamoStore, get_store, reset_store
+from agent_memory_sdk.local.moto_backend import create_resources, patch_moto_for_scale
+from agent_memory_sdk.local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 

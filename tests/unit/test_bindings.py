@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agent_memory.bindings import (
+from agent_memory.api.errors import ApiError
+from agent_memory.core.bindings import (
     DEFAULT_BINDINGS,
     MAX_BINDINGS,
     Binding,
@@ -13,7 +14,6 @@ from agent_memory.bindings import (
     configured_bindings,
     parse_bindings,
 )
-from agent_memory.errors import ApiError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

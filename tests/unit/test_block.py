@@ -7,8 +7,8 @@ import itertools
 import re
 
 import pytest
-from agent_memory import block
-from agent_memory.block import BOUNDARY_HEX, Entry, boundary, newest_first, plan, render, section_cost
+from agent_memory.domain.memory import block
+from agent_memory.domain.memory.block import BOUNDARY_HEX, Entry, boundary, newest_first, plan, render, section_cost
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
-from agent_memory import contract
-from agent_memory.contract import ROUTES, parameter_rule, path_parameters
-from agent_memory.errors import ApiError
-from agent_memory.web.glue import check_path_parameters
+from agent_memory.api import contract
+from agent_memory.api.contract import ROUTES, parameter_rule, path_parameters
+from agent_memory.api.errors import ApiError
+from agent_memory.edges.http.glue import check_path_parameters
 
 
 def test_every_path_parameter_of_every_route_has_a_grammar() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agent_memory.model import Anchor, Author, Document
+from agent_memory.core.model import Anchor, Author, Document
 from agent_memory.store.forklog import FORK_LOG_TTL_SECONDS, fork_log_item, fork_log_partition, fork_log_time
 from agent_memory.store.items import doc_item, doc_row, marshal
 from boto3.dynamodb.types import TypeSerializer

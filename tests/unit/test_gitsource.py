@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
-from agent_memory import gitsource
-from agent_memory.errors import ApiError
-from agent_memory.gitsource import GitSnapshot, read_snapshot
+from agent_memory.api.errors import ApiError
+from agent_memory.domain.memories import gitsource
+from agent_memory.domain.memories.gitsource import GitSnapshot, read_snapshot
 from dulwich import porcelain
 from dulwich.object_store import MemoryObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from agent_memory import idempotency
-from agent_memory.errors import ApiError
-from agent_memory.idempotency import Answer, Guard, Replayed
-from agent_memory.ids import uuid7
-from agent_memory.model import Anchor, DocumentChange
-from agent_memory.ports import Ref
+from agent_memory.api.errors import ApiError
+from agent_memory.core import idempotency
+from agent_memory.core.idempotency import Answer, Guard, Replayed
+from agent_memory.core.ids import uuid7
+from agent_memory.core.model import Anchor, DocumentChange
+from agent_memory.core.ports import Ref
 from agent_memory.store import DynamoStore
-from agent_memory.store.errors import PACING
+from agent_memory.store.commit import PACING
 
 from .test_store import pointer, version
 from .test_store_contention import Stage, cancellation, paced, stage  # noqa: F401

@@ -25,14 +25,14 @@ from typing import Any
 
 import pytest
 import regex
-from agent_memory.safety import injection
-from agent_memory.safety.injection import RULESET_VERSION, Rule, flags, rules
+from agent_memory.domain.safety import injection
+from agent_memory.domain.safety.injection import RULESET_VERSION, Rule, flags, rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from regex import _regex_core
 
 ROOT = Path(__file__).resolve().parents[2]
-RAW = json.loads(resources.files("agent_memory.safety").joinpath("injection_rules.json").read_text("utf-8"))
+RAW = json.loads(resources.files("agent_memory.domain.safety").joinpath("injection_rules.json").read_text("utf-8"))
 RULE_IDS = [spec["id"] for spec in RAW["rules"]]
 TIMEOUT_ID = RAW["on_timeout"]["id"]
 
@@ -421,7 +421,7 @@ def test_a_pattern_that_does_not_compile_or_names_no_fragment_is_refused() -> No
 def test_the_rule_file_ships_in_the_wheel_and_in_the_layer(tmp_path: Path) -> None:
     # Given the package configuration, Then a wheel carries the JSON beside the module,
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "*.json" in config["tool"]["setuptools"]["package-data"]["agent_memory.safety"]
+    assert "*.json" in config["tool"]["setuptools"]["package-data"]["agent_memory.domain.safety"]
     # and the layer, built the way SAM builds it (minus the pip step), carries it byte for byte.
     done = subprocess.run(
         ["make", "-s", "-f", str(ROOT / "shared" / "Makefile"), "build-SharedLayer", "INSTALL_REQUIREMENTS=0"],
@@ -431,8 +431,11 @@ def test_the_rule_file_ships_in_the_wheel_and_in_the_layer(tmp_path: Path) -> No
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    shipped = tmp_path / "python" / "agent_memory" / "safety" / "injection_rules.json"
-    assert shipped.read_bytes() == (ROOT / "shared" / "agent_memory" / "safety" / "injection_rules.json").read_bytes()
+    shipped = tmp_path / "python" / "agent_memory" / "domain" / "safety" / "injection_rules.json"
+    assert (
+        shipped.read_bytes()
+        == (ROOT / "shared" / "agent_memory" / "domain" / "safety" / "injection_rules.json").read_bytes()
+    )
 
 
 # ---- the corpora ---------------------------------------------------------------------------------------

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agent_memory.errors import ApiError
-from agent_memory.inputs.base import parse
-from agent_memory.inputs.directory import CreateAccount, UpdateWorkspace
-from agent_memory.inputs.executions import CreateExecution
-from agent_memory.inputs.memory import MemoryEdit, MemoryGrep, MemoryWrite
-from agent_memory.inputs.tools import MemoryWriteInput
+from agent_memory.api.errors import ApiError
+from agent_memory.edges.requests.base import parse
+from agent_memory.edges.requests.directory import CreateAccount, UpdateWorkspace
+from agent_memory.edges.requests.executions import CreateExecution
+from agent_memory.edges.requests.memory import MemoryEdit, MemoryGrep, MemoryWrite
+from agent_memory.edges.requests.tools import MemoryWriteInput
 from pydantic import BaseModel
 
 PID = "01990000-0000-7000-8000-000000000001"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,17 +12,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "shared"
 PACKAGE = SHARED / "agent_memory"
-
-
-def _excluded(rel: str, names: list[str]) -> bool:
-    return any(rel == n or rel.startswith(n + "/") for n in names)
-
-
-def layer_exclude() -> list[str]:
-    """The one exclusion list: LAYER_EXCLUDE at the top of shared/Makefile."""
-    m = re.search(r"^LAYER_EXCLUDE\s*:=(.*)$", (SHARED / "Makefile").read_text(), re.MULTILINE)
-    assert m, "shared/Makefile has no LAYER_EXCLUDE line"
-    return m.group(1).split()
 
 
 @pytest.fixture(scope="module")
@@ -42,39 +30,25 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return artifacts / "python"
 
 
-def test_the_exclusion_list_names_the_developer_side() -> None:
-    # Given the Makefile's list, Then it names the client and the local gateway (which holds the MCP relay).
-    assert {"client.py", "local", "integrations"} <= set(layer_exclude())
-
-
-def test_the_layer_leaves_out_client_gateway_and_mcp_relay(layer: Path) -> None:
-    # Given the built layer, Then nothing only a developer runs is in it, nor bytecode from this machine.
-    pkg = layer / "agent_memory"
-    assert not (pkg / "client.py").exists()
-    assert not (pkg / "local").exists()
-    assert not list(pkg.rglob("mcp_server.py"))
-    assert not list(pkg.rglob("gateway.py"))
-    for name in layer_exclude():
-        assert not (pkg / name).exists(), name
-    assert not list(pkg.rglob("__pycache__"))
-    # And without the pip step the package is all there is.
+def test_the_layer_is_the_server_package_alone(layer: Path) -> None:
+    # Given the built layer, Then it holds agent_memory only: no client, local server, MCP relay or bytecode.
     assert [p.name for p in layer.iterdir()] == ["agent_memory"]
+    assert not list(layer.rglob("mcp_server.py"))
+    assert not list(layer.rglob("gateway.py"))
+    assert not list(layer.rglob("__pycache__"))
 
 
 def test_the_layer_carries_every_server_module_unchanged(layer: Path) -> None:
-    # Given the source package, When the excluded paths are set aside,
-    names = layer_exclude()
+    # Given the source package, Then the layer holds exactly its modules, byte for byte.
     sources = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
-    expected = {rel for rel in sources if not _excluded(rel, names)}
     shipped = {p.relative_to(layer / "agent_memory").as_posix() for p in (layer / "agent_memory").rglob("*.py")}
-    # Then the layer holds exactly the rest, byte for byte.
-    assert shipped == expected
-    for rel in ("__init__.py", "resolver.py", "observability.py", "web/glue.py", "web/lambda_entry.py"):
-        assert rel in shipped
+    assert shipped == sources
     assert {
-        "contract.py",
-        "web/handlers/memory.py",
-        "web/tool_lambda.py",
+        "api/contract.py",
+        "core/resolver.py",
+        "edges/http/glue.py",
+        "edges/http/handlers/memory.py",
+        "edges/tools/lambda_entry.py",
         "store/documents.py",
         "store/sweeper.py",
     } <= shipped
@@ -94,14 +68,8 @@ for app in apps:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert callable(module.handler), app
-loaded = [m for m in sys.modules if m.startswith(("agent_memory.local", "agent_memory.client", "moto", "mcp"))]
+loaded = [m for m in sys.modules if m.startswith(("agent_memory_sdk", "moto", "mcp"))]
 assert not loaded, loaded
-try:
-    from agent_memory import MemoryClient
-except ImportError as exc:
-    assert "does not ship" in str(exc), exc
-else:
-    raise AssertionError("the layer has no client")
 print(len(apps))
 """
 

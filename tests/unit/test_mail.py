@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent_memory.bindings import Binding
-from agent_memory.mail import mail_bindings, mail_mounts, mail_subjects, sender_ceilings
-from agent_memory.model import Anchor, FrozenBinding, Mount
+from agent_memory.core.bindings import Binding
+from agent_memory.core.mail import mail_bindings, mail_mounts, mail_subjects, sender_ceilings
+from agent_memory.core.model import Anchor, FrozenBinding, Mount
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -17,8 +17,8 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from agent_memory import mapview
-from agent_memory.mapview import LABEL_COLUMNS, LEFT_X, NODE_H, NODE_W, RIGHT_X, render_map_html
+from agent_memory.render import mapview
+from agent_memory.render.mapview import LABEL_COLUMNS, LEFT_X, NODE_H, NODE_W, RIGHT_X, render_map_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -444,7 +444,7 @@ def test_a_thousand_memories_and_agents_grow_the_page_linearly() -> None:
 def test_the_module_imports_nothing_heavy() -> None:
     """A Lambda route imports it: loading it must not pull in pydantic, boto3 or anything else of weight."""
     heavy = ("pydantic", "boto3", "botocore", "regex", "aws_lambda_powertools", "yaml", "moto")
-    code = "import sys, agent_memory.mapview; print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))"
+    code = "import sys, agent_memory.render.mapview; print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))"
     loaded = set(
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     )

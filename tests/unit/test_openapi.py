@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_memory.contract import ROUTES, path_parameters
-from agent_memory.errors import CATALOGUE
-from agent_memory.openapi import document, request_model
+from agent_memory.api.contract import ROUTES, path_parameters
+from agent_memory.api.errors import CATALOGUE
+from agent_memory.edges.http.openapi import document, request_model
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation.validators import OpenAPIV31SpecValidator
 

@@ -7,11 +7,11 @@ import unicodedata
 from typing import Any, cast
 
 import pytest
-from agent_memory.bindings import Binding
-from agent_memory.context import Context, Source
-from agent_memory.errors import ApiError
-from agent_memory.model import Anchor, Principal
-from agent_memory.paths import (
+from agent_memory.api.errors import ApiError
+from agent_memory.core.bindings import Binding
+from agent_memory.core.context import Context, Source
+from agent_memory.core.model import Anchor, Principal
+from agent_memory.core.paths import (
     MAX_PATH_BYTES,
     MAX_REST_BYTES,
     SCOPES,
@@ -21,7 +21,7 @@ from agent_memory.paths import (
     parse_prefix,
     prefix_matches,
 )
-from agent_memory.ports import Ref, Store
+from agent_memory.core.ports import Ref, Store
 from agent_memory.store.keys import anchor_pk, document, ref_key
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

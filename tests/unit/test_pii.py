@@ -11,8 +11,8 @@ import itertools
 import re
 
 import pytest
-from agent_memory.safety import pii
-from agent_memory.safety.pii import PII_KINDS, Span, find, kinds, mask
+from agent_memory.domain.safety import pii
+from agent_memory.domain.safety.pii import PII_KINDS, Span, find, kinds, mask
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 

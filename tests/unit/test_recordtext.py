@@ -11,8 +11,8 @@ import unicodedata
 
 import pytest
 import regex
-from agent_memory import recordtext
-from agent_memory.recordtext import (
+from agent_memory.domain.records import text as recordtext
+from agent_memory.domain.records.text import (
     BANDS,
     MAX_CLAUSES,
     MAX_TEXT_CHARS,

@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from agent_memory.contract import ROUTES
+from agent_memory.api.contract import ROUTES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,28 +28,27 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = frozenset(
     {
         "agent_memory",
-        "agent_memory.budget",
-        "agent_memory.contract",
-        "agent_memory.errors",
-        "agent_memory.idempotency",
-        "agent_memory.ids",
-        "agent_memory.observability",
-        "agent_memory.views",
-        "agent_memory.web",
-        "agent_memory.web.glue",
-        "agent_memory.web.handlers",
-        "agent_memory.web.lambda_entry",
-        "agent_memory.web.services",
+        "agent_memory.core.budget",
+        "agent_memory.api.contract",
+        "agent_memory.api.errors",
+        "agent_memory.core.idempotency",
+        "agent_memory.core.ids",
+        "agent_memory.core.observability",
+        "agent_memory.render.views",
+        "agent_memory.edges.http.glue",
+        "agent_memory.edges.http.handlers",
+        "agent_memory.edges.http.lambda_entry",
+        "agent_memory.edges.services",
     }
 )
 # What each handler module adds at import: itself, and what its verbs all share. Request models, the
 # domain services, the resolver and the store are imported inside the verbs, on the first request.
 BY_HANDLER_MODULE: dict[str, frozenset[str]] = {
-    "directory": frozenset({"agent_memory.web.secrets"}),  # create_account's operator key (stdlib only)
+    "directory": frozenset({"agent_memory.edges.http.secrets"}),  # create_account's operator key (stdlib only)
 }
 # The in-account tool door has no HTTP route of its own.
-TOOL_INVOKE = frozenset(CORE - {"agent_memory.web.handlers", "agent_memory.web.lambda_entry"}) | {
-    "agent_memory.web.tool_lambda"
+TOOL_INVOKE = frozenset(CORE - {"agent_memory.edges.http.handlers", "agent_memory.edges.http.lambda_entry"}) | {
+    "agent_memory.edges.tools.lambda_entry"
 }
 # Libraries no route needs before its first request: each costs tens of milliseconds of import.
 HEAVY = ("pydantic", "pydantic_core", "boto3", "botocore", "s3transfer", "regex", "aws_lambda_powertools")
@@ -121,13 +120,21 @@ def _loaded() -> dict[str, dict[str, object]]:
     return out
 
 
+def _with_packages(modules: frozenset[str]) -> frozenset[str]:
+    """The modules and the packages they sit in (importing a.b.c runs a/__init__ and a/b/__init__)."""
+    parts = {name.rsplit(".", depth)[0] for name in modules for depth in range(name.count(".") + 1)}
+    return frozenset(parts)
+
+
 def allowed(function: str) -> frozenset[str]:
     """The agent_memory modules a function's app.py may load."""
     if function == "tool_invoke":
-        return TOOL_INVOKE
+        return _with_packages(TOOL_INVOKE)
     route = next(r for r in ROUTES if r.name == function)
     module = route.handler.partition(":")[0]
-    return CORE | {f"agent_memory.web.handlers.{module}"} | BY_HANDLER_MODULE.get(module, frozenset())
+    return _with_packages(
+        CORE | {f"agent_memory.edges.http.handlers.{module}"} | BY_HANDLER_MODULE.get(module, frozenset())
+    )
 
 
 # The sweeper is no route: a scheduled job whose one call needs the whole store (and boto3) anyway.
@@ -160,5 +167,10 @@ def test_the_sweeper_loads_the_store_and_no_http_or_domain() -> None:
     assert "error" not in found, found.get("error")
     ours = {m for m in found["modules"] if m.startswith("agent_memory")}  # type: ignore[attr-defined]
     assert "agent_memory.store.sweeper" in ours
-    assert not {m for m in ours if m.startswith(("agent_memory.web", "agent_memory.inputs"))}
-    assert not ours & {"agent_memory.tools", "agent_memory.memory", "agent_memory.resolver", "agent_memory.views"}
+    assert not {m for m in ours if m.startswith(("agent_memory.web", "agent_memory.edges.requests"))}
+    assert not ours & {
+        "agent_memory.edges.tools.dispatch",
+        "agent_memory.domain.memory.service",
+        "agent_memory.core.resolver",
+        "agent_memory.render.views",
+    }

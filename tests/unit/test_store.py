@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from agent_memory.errors import ApiError
-from agent_memory.ids import now_iso, sha256_hex, uuid7
-from agent_memory.model import (
+from agent_memory.api.errors import ApiError
+from agent_memory.core.ids import now_iso, sha256_hex, uuid7
+from agent_memory.core.model import (
     MAX_DOCUMENTS_PER_ANCHOR,
     Anchor,
     Author,
@@ -23,7 +23,7 @@ from agent_memory.model import (
     Meter,
     WriteBudget,
 )
-from agent_memory.ports import Ref
+from agent_memory.core.ports import Ref
 from agent_memory.store import CACHE, DynamoStore
 from agent_memory.store.content import ContentCache
 from botocore.awsrequest import AWSResponse
@@ -433,7 +433,7 @@ def test_a_transaction_conflict_is_never_blamed_on_the_item(
 ) -> None:
     # Given real DynamoDB cancels every send of the commit on a concurrent transaction touching one of its
     # items (moto never does)
-    from agent_memory.store.errors import PACING
+    from agent_memory.store.commit import PACING
 
     monkeypatch.setattr(PACING, "sleep", lambda _: None)
     answered = cancelling({role: CONFLICT})

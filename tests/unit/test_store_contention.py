@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
-from agent_memory.errors import ApiError
-from agent_memory.ids import now_iso, sha256_hex, uuid7
-from agent_memory.model import (
+from agent_memory.api.errors import ApiError
+from agent_memory.core.ids import now_iso, sha256_hex, uuid7
+from agent_memory.core.model import (
     Account,
     Agent,
     Anchor,
@@ -46,9 +46,9 @@ from agent_memory.model import (
     Workspace,
     WriteBudget,
 )
-from agent_memory.ports import Ref
+from agent_memory.core.ports import Ref
 from agent_memory.store import DynamoStore
-from agent_memory.store.errors import PACING
+from agent_memory.store.commit import PACING
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
 

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from agent_memory.model import Anchor, Author, Document, Version
+from agent_memory.core.model import Anchor, Author, Document, Version
 from agent_memory.store import DynamoStore
 from agent_memory.store import items as store_items
 from agent_memory.store.keys import anchor_pk, version_prefix

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_memory.contract import ROUTES
-from agent_memory.local.template import load_template
+from agent_memory.api.contract import ROUTES
+from agent_memory_sdk.local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITES = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}

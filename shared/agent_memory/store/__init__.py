@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..settings import settings
-from .clients import aws_clients
-from .content import CACHE, Content
-from .directory import DirectoryWrites
-from .entries import Entries
-from .idempotency import IdempotencyRecords
-from .memories import Memories
-from .merge import Merges
-from .reads import Reads
-from .records import Records
-from .versions import Versions
+from agent_memory.core.settings import settings
+from agent_memory.store.clients import aws_clients
+from agent_memory.store.content import CACHE, Content
+from agent_memory.store.directory import DirectoryWrites
+from agent_memory.store.entries import Entries
+from agent_memory.store.idempotency import IdempotencyRecords
+from agent_memory.store.memories import Memories
+from agent_memory.store.merge import Merges
+from agent_memory.store.reads import Reads
+from agent_memory.store.records import Records
+from agent_memory.store.versions import Versions
 
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..settings import settings
+from agent_memory.core.settings import settings
 
 
 @lru_cache(maxsize=1)
@@ -33,7 +33,7 @@ def aws_clients() -> tuple[Any, Any]:
     return clients
 
 
-# The local service's embedded storage answers its requests in-process (agent_memory.local.moto_backend);
+# The local service's embedded storage answers its requests in-process (agent_memory_sdk.local.moto_backend);
 # never set in Lambda. A request to any other endpoint still goes over the network.
 LOCAL_SEND: list[Callable[..., Any]] = []
 
@@ -49,7 +49,7 @@ class Backend:
 
     def _new(self, item: dict[str, Any]) -> dict[str, Any]:
         """A Put of a new item, refused when its key is taken. The old item tells a key truly taken from
-        this very create, landed by an earlier send whose answer was lost (store/errors.py answers that
+        this very create, landed by an earlier send whose answer was lost (store/commit.py answers that
         one as the success it was)."""
         return {
             "Put": {

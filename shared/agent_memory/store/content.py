@@ -9,10 +9,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from botocore.exceptions import ClientError
 
-from ..errors import ApiError
-from ..lru import Lru
-from .clients import Backend
-from .errors import Refusals, attempt, read
+from agent_memory.api.errors import ApiError
+from agent_memory.core.lru import Lru
+from agent_memory.store.clients import Backend
+from agent_memory.store.commit import Refusals, attempt, read
 
 # What S3 answers for a key that holds no object (GetObject, and HeadObject, which has no error body).
 _ABSENT = frozenset({"NoSuchKey", "404", "NotFound"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ApiError, stale
-from ..model import (
+from agent_memory.api.errors import ApiError, stale
+from agent_memory.core.model import (
     Account,
     Agent,
     Anchor,
@@ -18,10 +18,10 @@ from ..model import (
     TokenRow,
     Workspace,
 )
-from . import keys
-from .clients import Backend
-from .errors import Refusals, Step, attempt, keyed, read, transact, write_one
-from .items import (
+from agent_memory.store import keys
+from agent_memory.store.clients import Backend
+from agent_memory.store.commit import Refusals, Step, attempt, keyed, read, transact, write_one
+from agent_memory.store.items import (
     Item,
     account_item,
     agent_index_item,

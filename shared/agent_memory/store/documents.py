@@ -6,9 +6,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import ApiError, destination_taken, stale, version_not_found, version_redacted
-from ..ids import now_iso
-from ..model import (
+from agent_memory.api.errors import ApiError, destination_taken, stale, version_not_found, version_redacted
+from agent_memory.core.ids import now_iso
+from agent_memory.core.model import (
     Anchor,
     Author,
     Conversation,
@@ -23,12 +23,12 @@ from ..model import (
     WriteBudget,
     max_documents,
 )
-from . import keys
-from .clients import Backend
-from .content import pool
-from .errors import Refusal, Refusals, Step, read, transact, write_one
-from .forklog import fork_log_item
-from .items import (
+from agent_memory.store import keys
+from agent_memory.store.clients import Backend
+from agent_memory.store.commit import Refusal, Refusals, Step, read, transact, write_one
+from agent_memory.store.content import pool
+from agent_memory.store.forklog import fork_log_item
+from agent_memory.store.items import (
     author_attributes,
     author_of,
     conversation_item,

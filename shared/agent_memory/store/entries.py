@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError
-from ..model import ENTRIES_PER_PAGE, ENTRY_PAGES, StoreEntry, WriteBudget
-from ..ports import EntryPageFull
-from . import keys
-from .documents import Documents, _budget_refusals
-from .errors import Refusals, Step, transact
-from .items import ENTRY_ATTRIBUTE, entry_attribute
+from agent_memory.api.errors import ApiError
+from agent_memory.core.model import ENTRIES_PER_PAGE, ENTRY_PAGES, StoreEntry, WriteBudget
+from agent_memory.core.ports import EntryPageFull
+from agent_memory.store import keys
+from agent_memory.store.commit import Refusals, Step, transact
+from agent_memory.store.documents import Documents, _budget_refusals
+from agent_memory.store.items import ENTRY_ATTRIBUTE, entry_attribute
 
 
 def _stale(key: str) -> ApiError:

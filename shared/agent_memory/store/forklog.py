@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import keys
+from agent_memory.store import keys
 
 FORK_LOG_TTL_SECONDS = 3 * 24 * 3600
 

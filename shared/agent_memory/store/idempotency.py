@@ -6,10 +6,10 @@ import time
 
 from botocore.exceptions import ClientError
 
-from ..idempotency import Record
-from .clients import Backend
-from .errors import Refusals, attempt, request_token
-from .items import idempotency_item, idempotency_record, unmarshal
+from agent_memory.core.idempotency import Record
+from agent_memory.store.clients import Backend
+from agent_memory.store.commit import Refusals, attempt, request_token
+from agent_memory.store.items import idempotency_item, idempotency_record, unmarshal
 
 
 class IdempotencyRecords(Backend):

@@ -15,8 +15,8 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from ..idempotency import Answer, Record
-from ..model import (
+from agent_memory.core.idempotency import Answer, Record
+from agent_memory.core.model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
     Account,
     Agent,
@@ -53,8 +53,8 @@ from ..model import (
     Version,
     Workspace,
 )
-from ..ports import Ref
-from . import keys
+from agent_memory.core.ports import Ref
+from agent_memory.store import keys
 
 Item = dict[str, Any]
 

@@ -65,8 +65,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..model import Anchor
-from ..ports import Ref
+from agent_memory.core.model import Anchor
+from agent_memory.core.ports import Ref
 
 Key = tuple[str, str]
 

@@ -12,8 +12,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from ..errors import ApiError, version_not_found, version_redacted
-from ..model import (
+from agent_memory.api.errors import ApiError, version_not_found, version_redacted
+from agent_memory.core.model import (
     Agent,
     Anchor,
     Attachment,
@@ -26,11 +26,11 @@ from ..model import (
     Version,
     VersionCheck,
 )
-from . import keys
-from .clients import Backend
-from .documents import lease_free_for, leased_refusal
-from .errors import Refusals, Step, read, transact, write_one
-from .items import (
+from agent_memory.store import keys
+from agent_memory.store.clients import Backend
+from agent_memory.store.commit import Refusals, Step, read, transact, write_one
+from agent_memory.store.documents import lease_free_for, leased_refusal
+from agent_memory.store.items import (
     agent_index_item,
     agent_index_row,
     attachments_attribute,

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError
-from ..model import Anchor, ConversationBump, DocumentChange, MergeChange, Version, WriteBudget, max_documents
-from .documents import Documents, _budget_refusals
-from .errors import Refusals, Step, transact
-from .forklog import fork_log_item
-from .items import marshal, version_item
+from agent_memory.api.errors import ApiError
+from agent_memory.core.model import (
+    Anchor,
+    ConversationBump,
+    DocumentChange,
+    MergeChange,
+    Version,
+    WriteBudget,
+    max_documents,
+)
+from agent_memory.store.commit import Refusals, Step, transact
+from agent_memory.store.documents import Documents, _budget_refusals
+from agent_memory.store.forklog import fork_log_item
+from agent_memory.store.items import marshal, version_item
 
 # DynamoDB's bound on the items of one TransactWriteItems.
 TRANSACTION_ITEMS = 100

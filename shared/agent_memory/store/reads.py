@@ -5,11 +5,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ..ports import Ref
-from . import keys
-from .clients import Backend
-from .errors import PACING, busy, read
-from .items import read_row
+from agent_memory.core.ports import Ref
+from agent_memory.store import keys
+from agent_memory.store.clients import Backend
+from agent_memory.store.commit import PACING, busy, read
+from agent_memory.store.items import read_row
 
 # BatchGetItem's limit of keys per request.
 _BATCH = 100

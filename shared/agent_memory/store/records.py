@@ -15,14 +15,14 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..errors import ApiError
-from ..model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
-from ..ports import DuplicateClaimed, RecordMoved
-from . import keys
-from .content import pool
-from .documents import Documents
-from .errors import Refusals, Step, attempt, keyed, read, transact
-from .items import (
+from agent_memory.api.errors import ApiError
+from agent_memory.core.model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
+from agent_memory.core.ports import DuplicateClaimed, RecordMoved
+from agent_memory.store import keys
+from agent_memory.store.commit import Refusals, Step, attempt, keyed, read, transact
+from agent_memory.store.content import pool
+from agent_memory.store.documents import Documents
+from agent_memory.store.items import (
     attribute,
     author_attributes,
     record_item,

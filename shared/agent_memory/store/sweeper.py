@@ -72,10 +72,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..model import DEFAULT_VERSIONS_KEPT
-from .forklog import fork_log_partition, fork_log_time
-from .items import unmarshal
-from .keys import ANCHOR, CONVERSATION, DOC, VERSION, parse_version_sk, path_hash
+from agent_memory.core.model import DEFAULT_VERSIONS_KEPT
+from agent_memory.store.forklog import fork_log_partition, fork_log_time
+from agent_memory.store.items import unmarshal
+from agent_memory.store.keys import ANCHOR, CONVERSATION, DOC, VERSION, parse_version_sk, path_hash
 
 META = "#META"
 CONVERSATION_ANCHOR = f"{ANCHOR}conversation#"
@@ -445,8 +445,8 @@ def sweep_configured(
 
     `versions_kept` defaults to the deployment's setting, not the model's default: both sides must agree.
     """
-    from ..settings import settings
-    from . import aws_clients
+    from agent_memory.core.settings import settings
+    from agent_memory.store import aws_clients
 
     s = settings()
     ddb, s3 = aws_clients()
@@ -464,7 +464,7 @@ def sweep_configured(
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """The scheduled Lambda: one sweep with the deployment's settings, its report logged and returned."""
-    from .. import observability
+    from agent_memory.core import observability
 
     observability.bind_lambda_context(context)
     report = sweep_configured(

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from ..errors import stale, version_not_found
-from ..model import Anchor, Author, Version, WriteBudget
-from . import keys
-from .content import CACHE
-from .documents import Documents, _budget_refusals
-from .errors import Refusals, Step, attempt, read, transact
-from .items import attribute, version_row
+from agent_memory.api.errors import stale, version_not_found
+from agent_memory.core.model import Anchor, Author, Version, WriteBudget
+from agent_memory.store import keys
+from agent_memory.store.commit import Refusals, Step, attempt, read, transact
+from agent_memory.store.content import CACHE
+from agent_memory.store.documents import Documents, _budget_refusals
+from agent_memory.store.items import attribute, version_row
 
 
 class Versions(Documents):

@@ -1,0 +1,236 @@
+"""Safe retries: an Idempotency-Key makes a mutation happen once and answer the same way every time.
+
+A request with a key is fingerprinted (method, route, path parameters, body as parsed JSON) and scoped to
+its principal. Its answer is recorded in the SAME DynamoDB transaction as the change it guards, so a
+function that dies after its commit leaves a record a retry replays, and one that dies before leaves
+nothing a retry could trip on. To record the answer in that transaction it must be known before the
+commit: the handler says how it renders its service's result (`answering`), a layer that reshapes
+results on the way out adds an adapter (`adapting`), and the service calls `settle(result)` just before
+its decisive commit. The store then adds the record to that commit (store/idempotency.py).
+
+Refusals change nothing, so there is nothing to be atomic with: their record is stored after them.
+5xx and 429 answers are never recorded, so a retry runs again. Secrets are never stored: a recorded
+answer has every `token` and `secret` field set to null and says `"secret_withheld": true`.
+
+This module knows no boto3 and no HTTP: the rendered answer is whatever the handler's renderer returns
+(the web glue reads it as a status and a body).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.api.errors import CATALOGUE, ApiError
+
+# A key is 1-128 printable ASCII characters (space to tilde).
+KEY_RE = re.compile(r"[\x20-\x7e]{1,128}\Z")
+TTL_SECONDS = 24 * 3600
+SECRET_FIELDS = frozenset({"token", "secret"})
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A recorded final answer: what a replay sends again."""
+
+    status: int
+    body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A stored idempotency record (a row of the store)."""
+
+    scope: str
+    key_digest: str
+    fingerprint: str
+    answer: Answer
+    expires_at: int
+
+
+@dataclass(slots=True)
+class Guard:
+    """One keyed request in flight."""
+
+    scope: str
+    key_digest: str
+    fingerprint: str
+    expires_at: int
+    # Result -> rendered answer, outermost (the handler's) first; set by `answering` / `adapting`.
+    renderers: list[Callable[[Any], Any]] = field(default_factory=list)
+    # The rendered answer, once the service settled its result; `stored` once a commit carried it.
+    answer: Answer | None = None
+    stored: bool = False
+
+    def record(self) -> Record:
+        if self.answer is None:
+            raise RuntimeError("no answer settled")
+        return Record(self.scope, self.key_digest, self.fingerprint, self.answer, self.expires_at)
+
+
+class Replayed(Exception):
+    """The request was already answered under its key: send that answer again."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__("replayed")
+        self.answer = answer
+
+
+GUARD: ContextVar[Guard | None] = ContextVar("agent_memory_idempotency", default=None)
+
+
+def check_key(raw: str) -> str:
+    if not KEY_RE.match(raw):
+        raise ApiError(
+            "parameter_invalid",
+            "Idempotency-Key must be 1 to 128 printable ASCII characters (space to '~').",
+        )
+    return raw
+
+
+def fingerprint(method: str, route: str, params: dict[str, str], body: Any) -> str:
+    """The request as the key remembers it: equal JSON (whatever its spacing or key order) is equal."""
+    canonical = json.dumps(
+        {"method": method, "route": route, "params": params, "body": body},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def new_guard(scope: str, key: str, print_: str, now: float | None = None) -> Guard:
+    digest = hashlib.sha256(key.encode("ascii")).hexdigest()
+    return Guard(scope, digest, print_, int(now if now is not None else time.time()) + TTL_SECONDS)
+
+
+def current() -> Guard | None:
+    return GUARD.get()
+
+
+def judge(guard: Guard, record: Record | None, now: float | None = None) -> None:
+    """Before running: replay the recorded answer of this same request, or refuse another under its key."""
+    if record is None or record.expires_at <= (now if now is not None else time.time()):
+        return
+    if record.fingerprint != guard.fingerprint:
+        raise conflict()
+    raise Replayed(record.answer)
+
+
+def in_progress(retry_after_seconds: int = 1) -> ApiError:
+    return ApiError(
+        "idempotency_in_progress",
+        "A request with this Idempotency-Key is being applied right now. Send it again in a moment to get its answer.",
+        retry_after_seconds=retry_after_seconds,
+    )
+
+
+def conflict() -> ApiError:
+    return ApiError(
+        "idempotency_conflict",
+        "This Idempotency-Key was already used for a different request in the last 24 hours: send a new "
+        "key for a new request.",
+    )
+
+
+@contextmanager
+def answering(render: Callable[[Any], Any]) -> Iterator[None]:
+    """Within the block, the keyed request's answer is `render(result)` of what its service settles."""
+    guard = GUARD.get()
+    if guard is None:
+        yield
+        return
+    saved = guard.renderers
+    guard.renderers = [render]
+    try:
+        yield
+    finally:
+        guard.renderers = saved
+
+
+@contextmanager
+def adapting(adapt: Callable[[Any], Any]) -> Iterator[None]:
+    """Within the block, a settled result is first reshaped by `adapt` (a tool turns a document into its
+    result for the model, which the handler then renders)."""
+    guard = GUARD.get()
+    if guard is None:
+        yield
+        return
+    guard.renderers.append(adapt)
+    try:
+        yield
+    finally:
+        guard.renderers.remove(adapt)
+
+
+@contextmanager
+def suspended() -> Iterator[None]:
+    """Within the block no commit carries the keyed request's record: a request made of many commits (a
+    consolidation's appends) has its answer recorded on its own once it is known (edges/http/glue.py)."""
+    token = GUARD.set(None)
+    try:
+        yield
+    finally:
+        GUARD.reset(token)
+
+
+def settle(result: Any) -> None:
+    """Called by a service just before its decisive commit: the answer the commit will record."""
+    guard = GUARD.get()
+    if guard is None or not guard.renderers or guard.stored:
+        return
+    value = result
+    for render in reversed(guard.renderers):
+        value = render(value)
+    status, body = value.status, value.body
+    guard.answer = Answer(status, withheld(body))
+
+
+def final(status: int, body: Any) -> bool:
+    """Whether an answer is final, and so recorded: 5xx and 429 are not, and neither is a tool's result
+    (a 200) that tells the model of one (storage busy or unavailable, rate limited), since its retry must run."""
+    if status >= 500 or status == 429:
+        return False
+    if isinstance(body, dict) and body.get("is_error") is True:
+        told = CATALOGUE.get(str(body.get("code")), 0)
+        return not (told >= 500 or told == 429)
+    return True
+
+
+def active() -> bool:
+    """Whether a keyed request is running (a service may then finish work before its commit)."""
+    guard = GUARD.get()
+    return guard is not None and bool(guard.renderers) and not guard.stored
+
+
+def withheld(body: Any) -> Any:
+    """The body as a record keeps it: every secret field set to null, and the answer saying so."""
+    found = False
+
+    def scrub(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if k in SECRET_FIELDS and v is not None:
+                    found = True
+                    out[k] = None
+                else:
+                    out[k] = scrub(v)
+            return out
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    clean = scrub(body)
+    if found and isinstance(clean, dict):
+        clean["secret_withheld"] = True
+    return clean

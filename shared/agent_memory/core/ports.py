@@ -1,0 +1,442 @@
+"""What the domain needs from storage. The DynamoDB + S3 store implements it; nothing here knows boto3."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_memory.core.idempotency import Record
+from agent_memory.core.model import (
+    Account,
+    Agent,
+    Anchor,
+    Attachment,
+    Author,
+    Conversation,
+    Document,
+    DocumentChange,
+    EntryPage,
+    Execution,
+    ForkBase,
+    Human,
+    Lease,
+    Member,
+    MemoryDefault,
+    MemoryReference,
+    MemoryStats,
+    MergeChange,
+    OrgMemory,
+    Quarantine,
+    RunLine,
+    Speaker,
+    StoreEntry,
+    TokenRow,
+    TypedRecord,
+    Version,
+    VersionCheck,
+    Workspace,
+    WriteBudget,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A logical row to fetch in a batch: ("workspace", id), ("member", ws, principal), ("document", anchor, rest)."""
+
+    kind: str
+    a: str
+    b: str = ""
+
+    @staticmethod
+    def token(digest: str) -> Ref:
+        return Ref("token", digest)
+
+    @staticmethod
+    def workspace(ws: str) -> Ref:
+        return Ref("workspace", ws)
+
+    @staticmethod
+    def member(ws: str, principal_id: str) -> Ref:
+        return Ref("member", ws, principal_id)
+
+    @staticmethod
+    def conversation(conv: str) -> Ref:
+        return Ref("conversation", conv)
+
+    @staticmethod
+    def agent(agent_id: str) -> Ref:
+        return Ref("agent", agent_id)
+
+    @staticmethod
+    def speaker(speaker_id: str) -> Ref:
+        return Ref("speaker", speaker_id)
+
+    @staticmethod
+    def human(human_id: str) -> Ref:
+        return Ref("human", human_id)
+
+    @staticmethod
+    def account(account_id: str) -> Ref:
+        return Ref("account", account_id)
+
+    @staticmethod
+    def execution(execution_id: str) -> Ref:
+        return Ref("execution", execution_id)
+
+    @staticmethod
+    def execution_stop(execution_id: str) -> Ref:
+        """The mark a stop leaves beside an execution (absent while it runs)."""
+        return Ref("execution_stop", execution_id)
+
+    @staticmethod
+    def document(anchor: Anchor, rest: str) -> Ref:
+        return Ref("document", anchor.key, rest)
+
+    @staticmethod
+    def idempotency(scope: str, key_digest: str) -> Ref:
+        return Ref("idempotency", scope, key_digest)
+
+    @staticmethod
+    def memory(memory_id: str) -> Ref:
+        return Ref("memory", memory_id)
+
+    @staticmethod
+    def memory_any(memory_id: str) -> Ref:
+        """A Memory's row even while its deletion is under way."""
+        return Ref("memory_any", memory_id)
+
+    @staticmethod
+    def memory_stats(memory_id: str) -> Ref:
+        return Ref("memory_stats", memory_id)
+
+    @staticmethod
+    def lease(anchor: Anchor, rest: str) -> Ref:
+        return Ref("lease", anchor.key, rest)
+
+    @staticmethod
+    def record(workspace_id: str, layer: str, record_id: str) -> Ref:
+        return Ref("record", workspace_id, f"{layer}#{record_id}")
+
+    @staticmethod
+    def record_claim(workspace_id: str, group: str, digest: str) -> Ref:
+        return Ref("record_claim", workspace_id, f"{group}#{digest}")
+
+    @staticmethod
+    def record_band(workspace_id: str, group: str, band: str) -> Ref:
+        return Ref("record_band", workspace_id, f"{group}#{band}")
+
+    @staticmethod
+    def version(anchor: Anchor, rest: str, lock_version: int) -> Ref:
+        return Ref("version", anchor.key, f"{lock_version}#{rest}")
+
+    @staticmethod
+    def entry_page(conversation_id: str, number: int) -> Ref:
+        """One of a conversation's store entry pages (an EntryPage, or None while it holds nothing)."""
+        return Ref("entry_page", conversation_id, str(number))
+
+    @staticmethod
+    def fork_base(conversation_id: str) -> Ref:
+        """What a fork copied (a ForkBase), kept with the child."""
+        return Ref("fork_base", conversation_id)
+
+
+class DuplicateClaimed(Exception):
+    """An append's exact-duplicate claim is held by another record: the append is a mention of it."""
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(record_id)
+        self.record_id = record_id
+
+
+class RecordMoved(Exception):
+    """The record an append was being counted into changed before the commit: check the append again."""
+
+
+class EntryPageFull(Exception):
+    """The entry page a create chose filled up meanwhile (another create landed there): choose again."""
+
+
+class Store(Protocol):
+    # --- batch reads: everything a request needs, in as few round trips as the keys allow ---
+    def get_many(self, refs: list[Ref]) -> dict[Ref, Any]:
+        """Every ref maps to its row object, or None when absent. Strongly consistent."""
+        ...
+
+    # --- write budgets ---
+    def spend(self, budget: WriteBudget) -> None:
+        """Count one mutation against each meter, or refuse `rate_limited` and count nothing."""
+        ...
+
+    # --- directory ---
+    def create_account(self, account: Account, human: Human, token: TokenRow) -> None: ...
+    def create_human(self, human: Human, token: TokenRow) -> None: ...
+    def create_workspace(self, workspace: Workspace, member: Member) -> None: ...
+    def put_member(self, member: Member) -> None: ...
+    def create_conversation(self, conversation: Conversation) -> None: ...
+    def room_conversations(self, workspace_id: str, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """A page of a workspace's conversation ids, oldest first, and whether more follow."""
+        ...
+
+    def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
+        """Refuses `already_exists` when a definition of that name exists under the steward."""
+        ...
+
+    def find_definition(self, steward_id: str, name: str) -> str | None:
+        """The agent id of a steward's named definition, if any."""
+        ...
+
+    def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None: ...
+    def rotate_human_token(self, human: Human, old_digest: str | None, new: TokenRow, caller_digest: str) -> None:
+        """Replace the Human's token if it still holds `old_digest` and the caller's token still stands,
+        else `stale_object`."""
+        ...
+
+    def revoke_human_token(self, human: Human, old_digest: str | None, caller_digest: str) -> None:
+        """Retire the Human's token (no token of theirs works until a rotation)."""
+        ...
+
+    def create_speaker(self, speaker: Speaker) -> None: ...
+    def create_execution(self, execution: Execution) -> None:
+        """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
+        ...
+
+    def stop_execution(self, execution: Execution, stopped_by: str, at: float, keep_until: int) -> None:
+        """Leave the execution's stop mark (the first stop's stays; a second changes nothing), kept until
+        `keep_until` (epoch seconds, the table's TTL)."""
+        ...
+
+    def delete_conversation(self, conversation: Conversation, deleted_by: str, at: float) -> None:
+        """Tombstone a conversation (it reads as absent from then on), mark its anchor's rows for the
+        sweeper and drop it from its workspace's index, in one transaction; `not_found` when it is gone."""
+        ...
+
+    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None: ...
+    def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        memory_context: dict[str, Any] | None = None,
+        set_memory_context: bool = False,
+        archive: bool = False,
+        bump: bool = False,
+        expected_context_revision: int | None = None,
+        forked_at: float | None = None,
+    ) -> Conversation | None:
+        """Conditionally update a conversation; `bump` moves context_revision in the same request;
+        `forked_at` marks it as forked from then on. Answers the updated row, or None under a keyed
+        request, whose caller knows it."""
+        ...
+
+    # --- documents ---
+    def list_documents(self, anchor: Anchor) -> list[Document]:
+        """Every document row of an anchor, ordered by path."""
+        ...
+
+    def list_many(self, anchors: list[Anchor]) -> dict[Anchor, list[Document]]:
+        """`list_documents` for several anchors, queried in parallel."""
+        ...
+
+    def read_content(self, key: str) -> str:
+        """One content version; ApiError `memory_content_missing` when its object is gone."""
+        ...
+
+    def read_contents(self, keys: list[str]) -> dict[str, str]:
+        """Several contents fetched in parallel, each once; immutable keys are served from the process cache.
+
+        A key whose object is missing is left out of the answer rather than failing the others.
+        """
+        ...
+
+    def fetch_contents(self, keys: list[str]) -> dict[str, Future[str | None]]:
+        """Each key's content as a future (None when its object is missing), fetched in parallel at most
+        once; cancel what is not needed."""
+        ...
+
+    def put_content(self, key: str, text: str) -> None: ...
+    def commit(self, change: DocumentChange) -> None:
+        """Apply one conditional change in one request, or refuse it and change nothing."""
+        ...
+
+    def commit_rename(self, removal: DocumentChange, creation: DocumentChange) -> None:
+        """A delete and a create (the renamed document) in one transaction: both land or neither does."""
+        ...
+
+    def fork_conversation(
+        self,
+        child: Conversation,
+        documents: list[Document],
+        versions: list[Version],
+        budget: WriteBudget | None,
+        forked_at: float,
+        entry_pages: list[EntryPage] | None = None,
+        base: ForkBase | None = None,
+    ) -> None:
+        """Create the child conversation and copies of the pointer rows in one transaction (its first
+        history records and the write budget go in one request before it); the parent's store entry pages
+        and the fork's base ride in the child's transaction."""
+        ...
+
+    # --- conversation store entries (store/entries.py) ---
+    def write_entry(
+        self, conversation_id: str, page: int, entry: StoreEntry, expected: int | None, budget: WriteBudget | None
+    ) -> None:
+        """Create (expected None) or replace one entry in one page; stale_object, conversation_archived,
+        or EntryPageFull when the page it chose filled up meanwhile."""
+        ...
+
+    def delete_entry(
+        self, conversation_id: str, page: int, key: str, expected: int, budget: WriteBudget | None
+    ) -> None: ...
+
+    # --- merges (store/merge.py) ---
+    def merge_into(
+        self,
+        parent_id: str,
+        changes: list[MergeChange],
+        versions: list[Version],
+        expected_context_revision: int,
+        budget: WriteBudget | None,
+    ) -> None:
+        """Land a merge's changes on the parent in one conditional commit (stale_object if it moved)."""
+        ...
+
+    # --- versions ---
+    def list_versions(self, anchor: Anchor, rest: str, low: int, high: int, limit: int) -> list[Version]:
+        """Up to `limit` history records of one path numbered `low`..`high`, newest first."""
+        ...
+
+    def redact_version(
+        self, version: Version, expected: tuple[str, int], by: Author, at: str, budget: WriteBudget | None
+    ) -> None:
+        """Drop a record's content key if the document still holds `expected` (else `stale_object`)."""
+        ...
+
+    def delete_content(self, key: str) -> None:
+        """Delete one content object now."""
+        ...
+
+    def commit_group(self, changes: list[DocumentChange]) -> None:
+        """Changes of one Memory's files in as few transactions as DynamoDB allows (a git sync's)."""
+        ...
+
+    # --- organization Memories ---
+    def create_memory(
+        self,
+        memory: OrgMemory,
+        files: list[tuple[Document, Version]],
+        stats: MemoryStats,
+        handoff: VersionCheck | None = None,
+    ) -> None:
+        """The Memory with its claims, indexes, counter row and first files in one transaction
+        (memory_name_taken when the name is claimed); `handoff` marks a promote's source version."""
+        ...
+
+    def memory_ids(self, account_id: str, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """A page of the account's Memory ids after `after`, and whether more follow."""
+        ...
+
+    def memory_defaults(self, account_id: str) -> list[tuple[str, str, MemoryDefault]]:
+        """Every tenant default of the account: (memory id, name, default)."""
+        ...
+
+    def memory_references(self, account_id: str, memory_id: str | None = None) -> list[MemoryReference]:
+        """The attachments of one Memory (or of every Memory of the account)."""
+        ...
+
+    def mounted_memories(self, account_id: str, now: float) -> set[str]:
+        """The account's Memories that an execution unexpired at `now` mounts."""
+        ...
+
+    def account_agents(self, account_id: str) -> list[tuple[str, str, str | None]]:
+        """Every agent of the account: (id, name, deployment)."""
+        ...
+
+    def update_memory(self, before: OrgMemory, after: OrgMemory) -> None:
+        """Store `after` if the row still holds `before`'s revision, else stale_object."""
+        ...
+
+    def delete_memory(self, memory: OrgMemory, references: list[MemoryReference], *, final: bool) -> None:
+        """Detach `references` (and with `final` remove the Memory) in one transaction."""
+        ...
+
+    def replace_attachments(
+        self,
+        agent: Agent,
+        attached: tuple[Attachment, ...],
+        added: list[str],
+        removed: list[str],
+        deployment: str | None,
+    ) -> None:
+        """Replace an agent's attachments (and deployment) if unchanged since `agent` was read."""
+        ...
+
+    def put_lease(self, lease: Lease, anchor_key: str) -> None:
+        """Take or extend a lease, unless another holder's is unexpired (memory_leased)."""
+        ...
+
+    # --- typed records (store/records.py) ---
+    def create_record(
+        self,
+        rec: TypedRecord,
+        *,
+        claim_until: float | None,
+        dead_claim: str | None,
+        bands: Sequence[str],
+        supersede: TypedRecord | None,
+        run_line: bool,
+        budget: WriteBudget | None,
+        now: float,
+    ) -> None:
+        """The record with its claim, band entries, superseded record and run line in one commit; a claim
+        another record holds raises DuplicateClaimed."""
+        ...
+
+    def absorb_record(
+        self,
+        target: TypedRecord,
+        *,
+        mention: bool,
+        at: str,
+        replaced: TypedRecord | None,
+        claim: TypedRecord | None,
+        claim_until: float | None,
+        dead_claim: str | None,
+        bands: Sequence[str],
+        budget: WriteBudget | None,
+        now: float,
+    ) -> TypedRecord | None:
+        """Count a mention or evidence into a live record (the stored record, when it could be read back)."""
+        ...
+
+    def replace_record(
+        self, before: TypedRecord, after: TypedRecord, bands: Sequence[str], budget: WriteBudget | None
+    ) -> None: ...
+    def delete_record(self, rec: TypedRecord, expected: int, budget: WriteBudget | None) -> None: ...
+    def review_record(self, rec: TypedRecord, quarantine: Quarantine | None, budget: WriteBudget | None) -> None: ...
+    def workspace_records(self, workspace_id: str, layer: str) -> tuple[list[TypedRecord], bool]:
+        """Every record of one layer of a workspace, and whether the read stopped at its bound."""
+        ...
+
+    @property
+    def record_shards(self) -> int:
+        """How many shards each layer of a workspace's records is spread over."""
+        ...
+
+    def record_page(
+        self, workspace_id: str, layer: str, shard: int, after: str | None, limit: int
+    ) -> tuple[list[TypedRecord], bool]:
+        """Up to `limit` records of one shard of a layer in id order, after the id `after`, and whether
+        the shard may hold more."""
+        ...
+
+    def run_lines(self, workspace_id: str, run_id: str) -> list[RunLine]: ...
+    def claim_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str, until: float) -> bool: ...
+    def finish_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str) -> None: ...
+    def update_workspace_dedup(self, workspace_id: str, enabled: bool) -> None: ...
+
+    # --- idempotency ---
+    def record_answer(self, record: Record) -> Record | None:
+        """Store a refusal's record unless the key already has one; answers the one it found, if any."""
+        ...

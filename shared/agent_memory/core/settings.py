@@ -1,0 +1,61 @@
+"""Deployment settings, read from the environment once per container (never at import)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+from agent_memory.core.model import DEFAULT_EXECUTION_TTL_SECONDS, DEFAULT_VERSIONS_KEPT, MAX_VERSIONS_KEPT
+
+
+class Settings(BaseModel):
+    table_name: str = Field(min_length=1)
+    bucket_name: str = Field(min_length=1)
+    region: str = "us-east-1"
+    # Locally the operator key comes from the environment; in AWS from an SSM SecureString parameter.
+    operator_key: str | None = None
+    operator_key_parameter: str | None = None
+    # Each caller's memory writes per minute (the seed's ordinary caller budget); None turns it off.
+    writes_per_minute: int | None = Field(default=600, ge=1)
+    # The account's and the source address's writes per minute (budget.py); None turns each off.
+    account_writes_per_minute: int | None = Field(default=6000, ge=1)
+    origin_writes_per_minute: int | None = Field(default=6000, ge=1)
+    # How long an execution's tools answer after it starts.
+    execution_ttl_seconds: int = Field(default=DEFAULT_EXECUTION_TTL_SECONDS, ge=1)
+    # Versions each document keeps, its current one included (docs/architecture.md, "Versions").
+    versions_kept: int = Field(default=DEFAULT_VERSIONS_KEPT, ge=1, le=MAX_VERSIONS_KEPT)
+    # Whether a git-synced Memory may name a file:// repository (on in the local gateway, off in AWS).
+    git_allow_file: bool = False
+    # How long a DynamoDB or S3 answer may take before the request is given up (storage_unavailable). The
+    # benchmark raises it: serialised moto answers a 10,000-record search's Queries far slower than AWS.
+    aws_read_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    return Settings(
+        table_name=os.environ.get("TABLE_NAME", "agent-memory"),
+        bucket_name=os.environ.get("BUCKET_NAME", "agent-memory-content"),
+        region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+        operator_key=os.environ.get("AGENT_MEMORY_OPERATOR_KEY") or None,
+        operator_key_parameter=os.environ.get("OPERATOR_KEY_PARAMETER") or None,
+        writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_WRITES_PER_MINUTE")),
+        account_writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"), 6000),
+        origin_writes_per_minute=_budget(os.environ.get("AGENT_MEMORY_ORIGIN_WRITES_PER_MINUTE"), 6000),
+        execution_ttl_seconds=int(
+            os.environ.get("AGENT_MEMORY_EXECUTION_TTL_SECONDS") or DEFAULT_EXECUTION_TTL_SECONDS
+        ),
+        versions_kept=int(os.environ.get("AGENT_MEMORY_VERSIONS_KEPT") or DEFAULT_VERSIONS_KEPT),
+        git_allow_file=(os.environ.get("AGENT_MEMORY_GIT_ALLOW_FILE") or "").lower() in ("1", "true", "on", "yes"),
+        aws_read_timeout_seconds=float(os.environ.get("AGENT_MEMORY_AWS_READ_TIMEOUT") or 10.0),
+    )
+
+
+def _budget(raw: str | None, default: int = 600) -> int | None:
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("0", "off", "none"):
+        return None
+    return int(raw)

@@ -1,0 +1,50 @@
+"""Route handlers, one module per area; the route contract (contract.py) names each one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from agent_memory.api.errors import ApiError
+from agent_memory.core.idempotency import answering
+from agent_memory.edges import services
+from agent_memory.edges.http.glue import Reply, Request
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# Each handler module imports its request models inside the verbs that parse them, and pydantic with
+# them: a route's Lambda imports only its own verb's models, and only when its first request parses one.
+M = TypeVar("M", bound="BaseModel")
+T = TypeVar("T")
+
+
+def no_content(_: object) -> Reply:
+    return Reply(204)
+
+
+def answered(render: Callable[[T], Reply], run: Callable[[], T]) -> Reply:
+    """Run a mutation and render its result. Under an Idempotency-Key the service renders the same answer
+    just before its commit, so the commit can record it (idempotency.py)."""
+    with answering(render):
+        result = run()
+    return render(result)
+
+
+def parsed(req: Request, model: type[M], data: Any = None, prefix: str = "") -> M:
+    """The request's body (or `data`, such as query parameters) as `model`.
+
+    A refused body answers only once the caller is known: a bad token is 401 whatever the body holds,
+    so a caller without credentials learns nothing of what a valid request looks like. Checking the
+    token costs one read, and only on a request that is refused anyway.
+    """
+    from agent_memory.edges.requests.base import parse
+
+    try:
+        if req.body_error is not None and data is None:
+            raise req.body_error
+        return parse(model, req.body if data is None else data, prefix)
+    except ApiError:
+        if req.route.needs_token:
+            services.resolver().principal(req.token)
+        raise

@@ -1,0 +1,22 @@
+"""The deployment's operator key: from the environment locally, from an SSM SecureString in AWS."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def operator_key() -> str | None:
+    """Read once per container; only create_account's role may read the parameter."""
+    from agent_memory.core.settings import settings  # pydantic: on the first request that asks, not at import
+
+    s = settings()
+    if s.operator_key:
+        return s.operator_key
+    if s.operator_key_parameter:
+        import boto3
+
+        ssm = boto3.client("ssm", region_name=s.region)
+        value: str = ssm.get_parameter(Name=s.operator_key_parameter, WithDecryption=True)["Parameter"]["Value"]
+        return value
+    return None

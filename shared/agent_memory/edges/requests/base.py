@@ -1,0 +1,205 @@
+"""The one validation system: field types that carry their refusal code, and one mapping to `ApiError`.
+
+HTTP bodies and the model's tool inputs are pydantic models built from the types below, so a rule (what a
+public id looks like, how big a version may be, that the expected pair is null together or set together)
+is written once and refused with the same code through every door. Strict everywhere: "3" is not a
+version and true is not a path.
+
+A type whose refusal has its own code (a path, content, a description) raises `coded(...)`, and the
+mapper turns the first error into that code; pydantic's own errors (missing, wrong type, unknown field)
+become `parameter_missing` / `parameter_invalid`. The first error wins, in field order, which is the
+order a reader of the body meets them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PlainValidator,
+    ValidationError,
+    WithJsonSchema,
+    WrapValidator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from agent_memory.api.contract import UUID_PATTERN
+from agent_memory.api.errors import CATALOGUE, ApiError
+from agent_memory.core.ids import is_uuid
+
+# Versions and revisions stay far inside DynamoDB's 38-digit numbers and JSON's exact integers.
+MAX_COUNTER = 2**53
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Body(BaseModel):
+    """An HTTP request section. Unknown fields are ignored, as they always were on this API."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+
+class ToolInput(BaseModel):
+    """A model tool's arguments: an unknown field is a mistake the model should hear about."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+
+def coded(code: str, message: str, *, whole: bool = False) -> PydanticCustomError:
+    """A validation error carrying a catalogued code. `message` is a predicate ("must be ...") that the
+    mapper prefixes with the field's location, or with `whole` a complete sentence used as it is."""
+    return PydanticCustomError(code, "{message}", {"message": message, "whole": whole})
+
+
+def _checked(code: str, phrase: str, ok: Callable[[Any], bool], *, nullable: bool = False) -> WrapValidator:
+    def check(value: Any, handler: Callable[[Any], Any]) -> Any:
+        if not ((nullable and value is None) or ok(value)):
+            raise coded(code, phrase)
+        return handler(value)
+
+    return WrapValidator(check)
+
+
+def _nullable(schema: dict[str, Any]) -> WithJsonSchema:
+    return WithJsonSchema({"anyOf": [schema, {"type": "null"}]})
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _whole_number(low: int, high: int) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+def _number_phrase(low: int, high: int) -> str:
+    return f"must be a whole number from {low} to {high}"
+
+
+def whole_number(low: int, high: int) -> WrapValidator:
+    """An integer from low to high (a count or a budget): `Annotated[int, whole_number(..), integer_schema(..)]`."""
+    return _checked("parameter_invalid", _number_phrase(low, high), _whole_number(low, high))
+
+
+def integer_schema(low: int, high: int) -> WithJsonSchema:
+    return WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
+
+
+def _name_ok(limit: int) -> Callable[[Any], bool]:
+    # A lone surrogate ("\ud800" in the JSON) is not text and cannot be stored as UTF-8.
+    return lambda v: isinstance(v, str) and bool(v.strip()) and len(v) <= limit and not SURROGATE.search(v)
+
+
+_UUID_SCHEMA = {"type": "string", "pattern": UUID_PATTERN}
+_UUID_PHRASE = "must be a lowercase UUID"
+_COUNTER_SCHEMA = {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER}
+_COUNTER_PHRASE = _number_phrase(0, MAX_COUNTER)
+_NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200}
+_NAME_PHRASE = "must be a nonempty string of at most 200 characters"
+
+Uuid = Annotated[str, _checked("parameter_invalid", _UUID_PHRASE, is_uuid), WithJsonSchema(_UUID_SCHEMA)]
+OptionalUuid = Annotated[
+    str | None, _checked("parameter_invalid", _UUID_PHRASE, is_uuid, nullable=True), _nullable(_UUID_SCHEMA)
+]
+# A lock_version or context_revision, as the writer read it.
+OptionalCounter = Annotated[
+    int | None,
+    _checked("parameter_invalid", _COUNTER_PHRASE, _whole_number(0, MAX_COUNTER), nullable=True),
+    _nullable(_COUNTER_SCHEMA),
+]
+# A version number the request names (it must be one): a whole number, never null.
+Counter = Annotated[int, whole_number(0, MAX_COUNTER), integer_schema(0, MAX_COUNTER)]
+Flag = Annotated[bool, _checked("parameter_invalid", "must be true or false", lambda v: isinstance(v, bool))]
+Name = Annotated[str, _checked("parameter_invalid", _NAME_PHRASE, _name_ok(200)), WithJsonSchema(_NAME_SCHEMA)]
+OptionalName = Annotated[
+    str | None, _checked("parameter_invalid", _NAME_PHRASE, _name_ok(200), nullable=True), _nullable(_NAME_SCHEMA)
+]
+Content = Annotated[str, _checked("memory_content_invalid", "must be a string of text", _is_text)]
+_PATH_PHRASE = "must be a string such as 'conversation/plan.md'"
+PathText = Annotated[str, _checked("memory_path_invalid", _PATH_PHRASE, _is_text)]
+OptionalPathText = Annotated[str | None, _checked("memory_path_invalid", _PATH_PHRASE, _is_text, nullable=True)]
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise coded("parameter_invalid", "must be a JSON object")
+    return value
+
+
+# A JSON object whose members something later judges (overrides, a tool's own arguments).
+JsonObject = Annotated[dict[str, Any], PlainValidator(_json_object), WithJsonSchema({"type": "object"})]
+
+
+def from_api_error(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Run a domain parser inside validation, keeping the code and sentence of its refusal."""
+
+    def run(value: Any) -> Any:
+        try:
+            return parse(value)
+        except ApiError as err:
+            raise coded(err.code, err.message, whole=True) from err
+
+    return run
+
+
+class PairRule(BaseModel):
+    """The conditional-write rule, once: expected_public_id and expected_lock_version are null together
+    (create only if absent) or set together (the version the writer read).
+
+    Each model declares the two fields itself (as `OptionalUuid` and `OptionalCounter`) after its own, so
+    a body is read in the order a person writes it: the path first, then the expectation.
+    """
+
+    @model_validator(mode="after")
+    def _pair(self) -> PairRule:
+        if (getattr(self, "expected_public_id", None) is None) != (
+            getattr(self, "expected_lock_version", None) is None
+        ):
+            raise coded(
+                "parameter_invalid",
+                "expected_public_id and expected_lock_version are null together or set together",
+                whole=True,
+            )
+        return self
+
+    @property
+    def expected(self) -> tuple[str, int] | None:
+        """The pair the writer read, or None for "this path must be absent"."""
+        pid: str | None = getattr(self, "expected_public_id", None)
+        lv: int | None = getattr(self, "expected_lock_version", None)
+        if pid is None or lv is None:
+            return None
+        return pid, lv
+
+
+def api_error(exc: ValidationError, prefix: str = "") -> ApiError:
+    """The first validation error as the catalogue's refusal, naming where in the body it is."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(x) for x in err["loc"]]
+    where = ".".join([prefix, *loc] if prefix else loc) or prefix or "the body"
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind in CATALOGUE:
+        message = str(ctx.get("message", err["msg"]))
+        return ApiError(kind, message if ctx.get("whole") else f"{where} {message}.")
+    if kind == "missing":
+        return ApiError("parameter_missing", f"{where} is required.")
+    if kind == "extra_forbidden":
+        return ApiError("parameter_invalid", f"There is no field {where!r}.")
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return ApiError("parameter_invalid", f"{where} must be a JSON object.")
+    return ApiError("parameter_invalid", f"{where}: {err['msg']}.")
+
+
+def parse(model: type[M], data: Any, prefix: str = "") -> M:
+    """Validate `data` as `model`, or raise the refusal its first error names."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise api_error(exc, prefix) from None
