@@ -13,7 +13,7 @@ from agent_memory.api.errors import ApiError
 from agent_memory.core.bindings import Binding
 from agent_memory.core.model import Anchor, Author, Conversation, Document, FrozenBinding, Principal, Workspace
 from agent_memory.core.paths import SCOPES, MemoryPath
-from agent_memory.core.ports import Ref, Store
+from agent_memory.core.ports import MemoryStore, Ref
 
 # The doors a Context is opened through: the four memory doors of the route contract, and a model's
 # execution (its tools), which works from bindings frozen when the execution began.
@@ -77,7 +77,7 @@ class Source:
 class Context:
     """Everything a memory verb needs once the caller is known and allowed in."""
 
-    store: Store
+    store: MemoryStore
     principal: Principal
     door: ContextDoor
     sources: dict[str, Source]

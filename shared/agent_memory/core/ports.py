@@ -158,78 +158,27 @@ class EntryPageFull(Exception):
     """The entry page a create chose filled up meanwhile (another create landed there): choose again."""
 
 
-class Store(Protocol):
-    # --- batch reads: everything a request needs, in as few round trips as the keys allow ---
+# ---- the port, split by aggregate ------------------------------------------------------------------
+# Each Protocol below is one seam of the store (the mixins of store/__init__.py follow the same lines), so a
+# domain service names only the parts it uses and a test can stand in for exactly those (tests/fakes.py).
+# `Store` is their union: what the composition root builds and hands out.
+
+
+class Reads(Protocol):
+    """Batch reads: everything a request needs, in as few round trips as the keys allow."""
+
     def get_many(self, refs: list[Ref]) -> dict[Ref, Any]:
         """Every ref maps to its row object, or None when absent. Strongly consistent."""
         ...
 
-    # --- write budgets ---
+
+class WriteBudgets(Protocol):
     def spend(self, budget: WriteBudget) -> None:
         """Count one mutation against each meter, or refuse `rate_limited` and count nothing."""
         ...
 
-    # --- directory ---
-    def create_account(self, account: Account, human: Human, token: TokenRow) -> None: ...
-    def create_human(self, human: Human, token: TokenRow) -> None: ...
-    def create_workspace(self, workspace: Workspace, member: Member) -> None: ...
-    def put_member(self, member: Member) -> None: ...
-    def create_conversation(self, conversation: Conversation) -> None: ...
-    def room_conversations(self, workspace_id: str, after: str | None, limit: int) -> tuple[list[str], bool]:
-        """A page of a workspace's conversation ids, oldest first, and whether more follow."""
-        ...
 
-    def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
-        """Refuses `already_exists` when a definition of that name exists under the steward."""
-        ...
-
-    def find_definition(self, steward_id: str, name: str) -> str | None:
-        """The agent id of a steward's named definition, if any."""
-        ...
-
-    def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None: ...
-    def rotate_human_token(self, human: Human, old_digest: str | None, new: TokenRow, caller_digest: str) -> None:
-        """Replace the Human's token if it still holds `old_digest` and the caller's token still stands,
-        else `stale_object`."""
-        ...
-
-    def revoke_human_token(self, human: Human, old_digest: str | None, caller_digest: str) -> None:
-        """Retire the Human's token (no token of theirs works until a rotation)."""
-        ...
-
-    def create_speaker(self, speaker: Speaker) -> None: ...
-    def create_execution(self, execution: Execution) -> None:
-        """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
-        ...
-
-    def stop_execution(self, execution: Execution, stopped_by: str, at: float, keep_until: int) -> None:
-        """Leave the execution's stop mark (the first stop's stays; a second changes nothing), kept until
-        `keep_until` (epoch seconds, the table's TTL)."""
-        ...
-
-    def delete_conversation(self, conversation: Conversation, deleted_by: str, at: float) -> None:
-        """Tombstone a conversation (it reads as absent from then on), mark its anchor's rows for the
-        sweeper and drop it from its workspace's index, in one transaction; `not_found` when it is gone."""
-        ...
-
-    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None: ...
-    def update_conversation(
-        self,
-        conversation_id: str,
-        *,
-        memory_context: dict[str, Any] | None = None,
-        set_memory_context: bool = False,
-        archive: bool = False,
-        bump: bool = False,
-        expected_context_revision: int | None = None,
-        forked_at: float | None = None,
-    ) -> Conversation | None:
-        """Conditionally update a conversation; `bump` moves context_revision in the same request;
-        `forked_at` marks it as forked from then on. Answers the updated row, or None under a keyed
-        request, whose caller knows it."""
-        ...
-
-    # --- documents ---
+class DocumentReads(Protocol):
     def list_documents(self, anchor: Anchor) -> list[Document]:
         """Every document row of an anchor, ordered by path."""
         ...
@@ -238,6 +187,22 @@ class Store(Protocol):
         """`list_documents` for several anchors, queried in parallel."""
         ...
 
+
+class DocumentWrites(Protocol):
+    def commit(self, change: DocumentChange) -> None:
+        """Apply one conditional change in one request, or refuse it and change nothing."""
+        ...
+
+    def commit_rename(self, removal: DocumentChange, creation: DocumentChange) -> None:
+        """A delete and a create (the renamed document) in one transaction: both land or neither does."""
+        ...
+
+    def commit_group(self, changes: list[DocumentChange]) -> None:
+        """Changes of one Memory's files in as few transactions as DynamoDB allows (a git sync's)."""
+        ...
+
+
+class ContentReads(Protocol):
     def read_content(self, key: str) -> str:
         """One content version; ApiError `memory_content_missing` when its object is gone."""
         ...
@@ -254,15 +219,105 @@ class Store(Protocol):
         once; cancel what is not needed."""
         ...
 
-    def put_content(self, key: str, text: str) -> None: ...
-    def commit(self, change: DocumentChange) -> None:
-        """Apply one conditional change in one request, or refuse it and change nothing."""
+
+class ContentWrites(Protocol):
+    def put_content(self, key: str, text: str) -> None:
+        """Store a new version; refuses `already_exists` if the key was ever written."""
         ...
 
-    def commit_rename(self, removal: DocumentChange, creation: DocumentChange) -> None:
-        """A delete and a create (the renamed document) in one transaction: both land or neither does."""
+    def delete_content(self, key: str) -> None:
+        """Delete one content object now."""
         ...
 
+
+class Versions(Protocol):
+    """History records: written by the commit that makes each version, read and scrubbed here."""
+
+    def list_versions(self, anchor: Anchor, rest: str, low: int, high: int, limit: int) -> list[Version]:
+        """Up to `limit` history records of one path numbered `low`..`high`, newest first."""
+        ...
+
+    def redact_version(
+        self, version: Version, expected: tuple[str, int], by: Author, at: str, budget: WriteBudget | None
+    ) -> None:
+        """Drop a record's content key if the document still holds `expected` (else `stale_object`)."""
+        ...
+
+
+class Definitions(Protocol):
+    def find_definition(self, steward_id: str, name: str) -> str | None:
+        """The agent id of a steward's named definition, if any."""
+        ...
+
+
+class DirectoryWrites(Definitions, Protocol):
+    """Who is who, and what belongs to whom."""
+
+    def create_account(self, account: Account, human: Human, token: TokenRow) -> None: ...
+    def create_human(self, human: Human, token: TokenRow) -> None: ...
+    def create_workspace(self, workspace: Workspace, member: Member) -> None: ...
+    def put_member(self, member: Member) -> None: ...
+    def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
+        """Refuses `already_exists` when a definition of that name exists under the steward."""
+        ...
+
+    def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None: ...
+    def rotate_human_token(self, human: Human, old_digest: str | None, new: TokenRow, caller_digest: str) -> None:
+        """Replace the Human's token if it still holds `old_digest` and the caller's token still stands,
+        else `stale_object`."""
+        ...
+
+    def revoke_human_token(self, human: Human, old_digest: str | None, caller_digest: str) -> None:
+        """Retire the Human's token (no token of theirs works until a rotation)."""
+        ...
+
+    def create_speaker(self, speaker: Speaker) -> None: ...
+    def update_workspace_overrides(self, workspace_id: str, overrides: dict[str, str]) -> None: ...
+    def update_workspace_dedup(self, workspace_id: str, enabled: bool) -> None: ...
+
+
+class Conversations(Protocol):
+    """Conversation rows and their workspace's index of them."""
+
+    def create_conversation(self, conversation: Conversation) -> None: ...
+    def room_conversations(self, workspace_id: str, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """A page of a workspace's conversation ids, oldest first, and whether more follow."""
+        ...
+
+    def delete_conversation(self, conversation: Conversation, deleted_by: str, at: float) -> None:
+        """Tombstone a conversation (it reads as absent from then on), mark its anchor's rows for the
+        sweeper and drop it from its workspace's index, in one transaction; `not_found` when it is gone."""
+        ...
+
+    def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        memory_context: dict[str, Any] | None = None,
+        set_memory_context: bool = False,
+        archive: bool = False,
+        bump: bool = False,
+        expected_context_revision: int | None = None,
+        forked_at: float | None = None,
+    ) -> Conversation | None:
+        """Conditionally update a conversation; `bump` moves context_revision in the same request;
+        `forked_at` marks it as forked from then on. Answers the updated row, or None under a keyed
+        request, whose caller knows it."""
+        ...
+
+
+class ExecutionWrites(Protocol):
+    def create_execution(self, execution: Execution) -> None:
+        """Store a new execution row; it is never updated afterwards (its configuration is frozen)."""
+        ...
+
+    def stop_execution(self, execution: Execution, stopped_by: str, at: float, keep_until: int) -> None:
+        """Leave the execution's stop mark (the first stop's stays; a second changes nothing), kept until
+        `keep_until` (epoch seconds, the table's TTL)."""
+        ...
+
+
+class Forks(Protocol):
     def fork_conversation(
         self,
         child: Conversation,
@@ -278,7 +333,10 @@ class Store(Protocol):
         and the fork's base ride in the child's transaction."""
         ...
 
-    # --- conversation store entries (store/entries.py) ---
+
+class EntryWrites(Protocol):
+    """A conversation's store entries (store/entries.py)."""
+
     def write_entry(
         self, conversation_id: str, page: int, entry: StoreEntry, expected: int | None, budget: WriteBudget | None
     ) -> None:
@@ -290,7 +348,8 @@ class Store(Protocol):
         self, conversation_id: str, page: int, key: str, expected: int, budget: WriteBudget | None
     ) -> None: ...
 
-    # --- merges (store/merge.py) ---
+
+class Merges(Protocol):
     def merge_into(
         self,
         parent_id: str,
@@ -302,26 +361,10 @@ class Store(Protocol):
         """Land a merge's changes on the parent in one conditional commit (stale_object if it moved)."""
         ...
 
-    # --- versions ---
-    def list_versions(self, anchor: Anchor, rest: str, low: int, high: int, limit: int) -> list[Version]:
-        """Up to `limit` history records of one path numbered `low`..`high`, newest first."""
-        ...
 
-    def redact_version(
-        self, version: Version, expected: tuple[str, int], by: Author, at: str, budget: WriteBudget | None
-    ) -> None:
-        """Drop a record's content key if the document still holds `expected` (else `stale_object`)."""
-        ...
+class OrgMemories(Protocol):
+    """Organization Memories: their rows, claims, attachments and leases (store/memories.py)."""
 
-    def delete_content(self, key: str) -> None:
-        """Delete one content object now."""
-        ...
-
-    def commit_group(self, changes: list[DocumentChange]) -> None:
-        """Changes of one Memory's files in as few transactions as DynamoDB allows (a git sync's)."""
-        ...
-
-    # --- organization Memories ---
     def create_memory(
         self,
         memory: OrgMemory,
@@ -376,7 +419,10 @@ class Store(Protocol):
         """Take or extend a lease, unless another holder's is unexpired (memory_leased)."""
         ...
 
-    # --- typed records (store/records.py) ---
+
+class Records(Protocol):
+    """Typed records, their claims, bands and run lines (store/records.py)."""
+
     def create_record(
         self,
         rec: TypedRecord,
@@ -434,9 +480,65 @@ class Store(Protocol):
     def run_lines(self, workspace_id: str, run_id: str) -> list[RunLine]: ...
     def claim_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str, until: float) -> bool: ...
     def finish_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str) -> None: ...
-    def update_workspace_dedup(self, workspace_id: str, enabled: bool) -> None: ...
 
-    # --- idempotency ---
+
+class IdempotencyRecords(Protocol):
     def record_answer(self, record: Record) -> Record | None:
         """Store a refusal's record unless the key already has one; answers the one it found, if any."""
         ...
+
+
+# ---- what each consumer asks for -----------------------------------------------------------------
+
+
+class MemoryStore(Reads, DocumentReads, DocumentWrites, ContentReads, ContentWrites, Versions, Protocol):
+    """What the memory verbs reach through a Context: rows, documents, their contents and history."""
+
+
+class ResolverStore(MemoryStore, Definitions, Protocol):
+    """What the resolver reads to open a Context, and hands on to it."""
+
+
+class DirectoryStore(Reads, WriteBudgets, DocumentReads, DirectoryWrites, Conversations, Forks, Protocol):
+    """The directory's (domain/directory/service.py): accounts, workspaces, agents, conversations and forks."""
+
+
+class ExecutionStore(WriteBudgets, ExecutionWrites, Protocol):
+    """Executions' (domain/directory/executions.py)."""
+
+
+class EntryStore(Reads, EntryWrites, Protocol):
+    """A conversation's store entries' (domain/directory/entries.py)."""
+
+
+class MergeStore(DocumentReads, Conversations, Merges, Protocol):
+    """A fork's merge into its parent (domain/directory/merge.py)."""
+
+
+class MemoriesStore(MemoryStore, WriteBudgets, OrgMemories, Protocol):
+    """Organization Memories' (domain/memories/service.py): their rows, and their files as memory verbs see them."""
+
+
+class RecordsStore(Reads, Records, Protocol):
+    """Typed records' (domain/records/service.py)."""
+
+
+class ExportStore(DocumentReads, ContentReads, Conversations, Protocol):
+    """A workspace export's (render/export.py): every conversation's documents and their texts."""
+
+
+class Store(
+    MemoryStore,
+    WriteBudgets,
+    DirectoryWrites,
+    Conversations,
+    ExecutionWrites,
+    Forks,
+    EntryWrites,
+    Merges,
+    OrgMemories,
+    Records,
+    IdempotencyRecords,
+    Protocol,
+):
+    """The whole port: what the composition root builds (store.DynamoStore) and hands out."""

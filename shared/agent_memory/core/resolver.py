@@ -42,7 +42,7 @@ from agent_memory.core.model import (
     Workspace,
 )
 from agent_memory.core.paths import FILES_ROOT, MemoryPath
-from agent_memory.core.ports import Ref, Store
+from agent_memory.core.ports import Ref, ResolverStore
 
 
 def _unauthenticated() -> ApiError:
@@ -153,7 +153,7 @@ def _path_refs(anchor: Anchor, mp: MemoryPath, versions: tuple[int, ...]) -> lis
 
 
 class Resolver:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ResolverStore) -> None:
         self.store = store
 
     # ---- principals -----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_memory.core.budget import Budgets
+    from agent_memory.core.ports import Store
     from agent_memory.core.resolver import Resolver
     from agent_memory.core.settings import Settings
     from agent_memory.domain.directory.entries import StoreEntries
@@ -41,12 +42,18 @@ def budgets() -> Budgets:
     return Budgets(s.writes_per_minute, s.account_writes_per_minute, s.origin_writes_per_minute)
 
 
+def store() -> Store:
+    """The one store of the container; each service below is handed the narrow ports it asks for."""
+    from agent_memory.store import get_store
+
+    return get_store()
+
+
 @lru_cache(maxsize=1)
 def resolver() -> Resolver:
     from agent_memory.core.resolver import Resolver
-    from agent_memory.store import get_store
 
-    return Resolver(get_store())
+    return Resolver(store())
 
 
 @lru_cache(maxsize=1)
@@ -54,7 +61,7 @@ def directory() -> Directory:
     from agent_memory.domain.directory.service import Directory
 
     r = resolver()
-    return Directory(r.store, r, budgets())
+    return Directory(store(), r, budgets())
 
 
 @lru_cache(maxsize=1)
@@ -90,7 +97,7 @@ def executions() -> ExecutionService:
     from agent_memory.domain.directory.executions import ExecutionService
 
     r = resolver()
-    return ExecutionService(r.store, r, budgets(), settings().execution_ttl_seconds, memories())
+    return ExecutionService(store(), r, budgets(), settings().execution_ttl_seconds, memories())
 
 
 @lru_cache(maxsize=1)
@@ -128,7 +135,7 @@ def memories() -> MemoriesService:
     from agent_memory.domain.memories.service import MemoriesService
 
     r = resolver()
-    return MemoriesService(r.store, r, memory(), history(), budgets(), git_allow_file=settings().git_allow_file)
+    return MemoriesService(store(), r, memory(), history(), budgets(), git_allow_file=settings().git_allow_file)
 
 
 @lru_cache(maxsize=1)
@@ -136,18 +143,18 @@ def records() -> RecordsService:
     from agent_memory.domain.records.service import RecordsService
 
     r = resolver()
-    return RecordsService(r.store, r, budgets())
+    return RecordsService(store(), r, budgets())
 
 
 @lru_cache(maxsize=1)
 def entries() -> StoreEntries:
     from agent_memory.domain.directory.entries import StoreEntries
 
-    return StoreEntries(resolver(), budgets())
+    return StoreEntries(store(), resolver(), budgets())
 
 
 @lru_cache(maxsize=1)
 def merges() -> MergeService:
     from agent_memory.domain.directory.merge import MergeService
 
-    return MergeService(resolver(), budgets())
+    return MergeService(store(), resolver(), budgets())

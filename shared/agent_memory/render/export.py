@@ -19,7 +19,7 @@ from agent_memory.api.errors import ApiError
 from agent_memory.core.context import Context
 from agent_memory.core.ids import is_uuid
 from agent_memory.core.model import Anchor, Document
-from agent_memory.core.ports import Ref, Store
+from agent_memory.core.ports import ExportStore, Ref
 from agent_memory.render import views
 
 # One page stops before it passes either bound (a Lambda answers at most 6 MB).
@@ -81,7 +81,7 @@ def _line(scope: str, owner: str, root: str, doc: Document, text: str | None) ->
 
 
 class Exporter:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ExportStore) -> None:
         self.store = store
 
     def _page(

@@ -31,7 +31,7 @@ from agent_memory.core.model import (
     EntryPage,
     StoreEntry,
 )
-from agent_memory.core.ports import EntryPageFull, Ref
+from agent_memory.core.ports import EntryPageFull, EntryStore, Ref
 from agent_memory.core.resolver import Resolver
 
 KEY_RE = re.compile(STORE_ENTRY_KEY + r"\Z")
@@ -100,9 +100,9 @@ def _stale(key: str) -> ApiError:
 
 
 class StoreEntries:
-    def __init__(self, resolver: Resolver, budgets: Budgets | None = None) -> None:
+    def __init__(self, store: EntryStore, resolver: Resolver, budgets: Budgets | None = None) -> None:
         self.resolver = resolver
-        self.store = resolver.store
+        self.store = store
         self.budgets = budgets or Budgets()
 
     def _open(self, presented: PresentedToken | None, ws_id: str, conv_id: str, *, write: bool) -> Context:

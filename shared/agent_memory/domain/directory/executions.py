@@ -22,7 +22,7 @@ from agent_memory.core.idempotency import settle
 from agent_memory.core.ids import PresentedToken, now_iso, token_digest, uuid7
 from agent_memory.core.mail import mail_mounts
 from agent_memory.core.model import DEFAULT_EXECUTION_TTL_SECONDS, Execution
-from agent_memory.core.ports import Store
+from agent_memory.core.ports import ExecutionStore
 from agent_memory.core.resolver import ExecutionStart, Resolver
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class NewExecution:
 class ExecutionService:
     def __init__(
         self,
-        store: Store,
+        store: ExecutionStore,
         resolver: Resolver,
         budgets: Budgets | None = None,
         ttl_seconds: int = DEFAULT_EXECUTION_TTL_SECONDS,

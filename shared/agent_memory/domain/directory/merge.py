@@ -38,7 +38,7 @@ from agent_memory.core.model import (
     MergedFrom,
     Version,
 )
-from agent_memory.core.ports import Ref
+from agent_memory.core.ports import MergeStore, Ref
 from agent_memory.core.resolver import Resolver
 
 Strategy = Literal["fail", "prefer_child", "prefer_parent"]
@@ -117,9 +117,9 @@ def _conflict(conflicts: list[MergeConflict]) -> ApiError:
 
 
 class MergeService:
-    def __init__(self, resolver: Resolver, budgets: Budgets | None = None) -> None:
+    def __init__(self, store: MergeStore, resolver: Resolver, budgets: Budgets | None = None) -> None:
         self.resolver = resolver
-        self.store = resolver.store
+        self.store = store
         self.budgets = budgets or Budgets()
 
     def merge(

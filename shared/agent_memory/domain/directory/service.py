@@ -34,7 +34,7 @@ from agent_memory.core.model import (
     Version,
     Workspace,
 )
-from agent_memory.core.ports import Ref, Store
+from agent_memory.core.ports import DirectoryStore, Ref
 from agent_memory.core.resolver import Resolver, require_token
 from agent_memory.domain.directory.entries import page_refs as entry_page_refs
 
@@ -85,7 +85,7 @@ def require_operator(operator_key: str | None, presented: str | None) -> None:
 
 
 class Directory:
-    def __init__(self, store: Store, resolver: Resolver, budgets: Budgets | None = None) -> None:
+    def __init__(self, store: DirectoryStore, resolver: Resolver, budgets: Budgets | None = None) -> None:
         self.store = store
         self.resolver = resolver
         self.budgets = budgets or Budgets()

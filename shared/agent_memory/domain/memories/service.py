@@ -44,7 +44,7 @@ from agent_memory.core.model import (
     VersionCheck,
 )
 from agent_memory.core.paths import FILES_ROOT, SCOPES, MemoryPath, parse_file_path, prefix_matches
-from agent_memory.core.ports import Ref, Store
+from agent_memory.core.ports import MemoriesStore, Ref
 from agent_memory.core.resolver import MemoryDoor, Resolver
 from agent_memory.domain.memory.history import HistoryService
 from agent_memory.domain.memory.service import MemoryService, check_content
@@ -212,7 +212,7 @@ def _files_source(memory: OrgMemory) -> Source:
 class MemoriesService:
     def __init__(
         self,
-        store: Store,
+        store: MemoriesStore,
         resolver: Resolver,
         memory: MemoryService,
         history: HistoryService,

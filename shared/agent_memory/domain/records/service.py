@@ -45,7 +45,7 @@ from agent_memory.core.budget import Budgets
 from agent_memory.core.idempotency import settle, suspended
 from agent_memory.core.ids import PresentedToken, is_uuid, now_iso, uuid7
 from agent_memory.core.model import Author, Principal, Quarantine, TypedRecord, Workspace
-from agent_memory.core.ports import DuplicateClaimed, RecordMoved, Ref, Store
+from agent_memory.core.ports import DuplicateClaimed, RecordMoved, RecordsStore, Ref
 from agent_memory.core.resolver import Resolver, require_token
 from agent_memory.domain.memory.service import scan
 from agent_memory.domain.records import text as recordtext
@@ -255,7 +255,11 @@ def _expired(rec: TypedRecord, now: float) -> bool:
 
 class RecordsService:
     def __init__(
-        self, store: Store, resolver: Resolver, budgets: Budgets | None = None, extractor: Extractor | None = None
+        self,
+        store: RecordsStore,
+        resolver: Resolver,
+        budgets: Budgets | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.store = store
         self.resolver = resolver

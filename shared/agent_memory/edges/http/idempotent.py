@@ -43,7 +43,7 @@ def open_guard(req: Request, key: str) -> Guard:
 def record_reply(guard: Guard, reply: Reply) -> Answer | None:
     """Record an answer that changed nothing; the key's earlier answer when it already has one."""
     guard.answer = Answer(reply.status, withheld(reply.body))
-    found = services.resolver().store.record_answer(guard.record())
+    found = services.store().record_answer(guard.record())
     if found is None:
         return None
     return found.answer if found.fingerprint == guard.fingerprint else None

@@ -597,9 +597,9 @@ class ToolRunner:
     def records(self) -> RecordsService:
         # Built when first used: a runner that only serves documents never imports the records engine.
         if self._records is None:
-            from agent_memory.domain.records.service import RecordsService
+            from agent_memory.edges import services
 
-            self._records = RecordsService(self.resolver.store, self.resolver, self.memory.budgets)
+            self._records = services.records()
         return self._records
 
     def call(

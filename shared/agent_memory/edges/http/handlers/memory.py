@@ -195,7 +195,7 @@ def export_memory(req: Request) -> Reply:
 
     cursor = parsed(req, ExportQuery, {"cursor": req.query.get("cursor")}).cursor
     door = _door(req)
-    exporter = Exporter(services.resolver().store)
+    exporter = Exporter(services.store())
     if door == "workspace":
         # The room's export is for its members: the door opens with write standing.
         page = exporter.room(_open(req, (), None, write=True), cursor)
