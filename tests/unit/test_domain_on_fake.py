@@ -286,6 +286,28 @@ def test_a_redaction_with_a_stale_pair_changes_nothing(world: World) -> None:
     assert world.history.show(world.ctx(), path("conversation/a.md"), 0).content == "secret"
 
 
+def test_a_redaction_whose_pair_moved_after_its_read_is_refused_by_the_commit(world: World) -> None:
+    v0 = write(world, "conversation/a.md", "secret")
+    v1 = write(world, "conversation/a.md", "clean", pair(v0))
+    slow = world.ctx("conversation/a.md", write=True, versions=(0,))
+    write(world, "conversation/a.md", "newer", pair(v1))
+    with pytest.raises(ApiError) as err:
+        world.history.redact(slow, path("conversation/a.md"), 0, pair(v1))
+    assert err.value.code == "stale_object"
+    assert world.history.show(world.ctx(), path("conversation/a.md"), 0).content == "secret"
+
+
+def test_a_rollback_racing_a_redaction_of_its_source_is_refused_by_the_commit(world: World) -> None:
+    v0 = write(world, "conversation/a.md", "secret")
+    v1 = write(world, "conversation/a.md", "clean", pair(v0))
+    slow = world.ctx("conversation/a.md", write=True, versions=(0,))  # still sees version 0's text
+    world.history.redact(world.ctx(write=True), path("conversation/a.md"), 0, pair(v1))
+    with pytest.raises(ApiError) as err:
+        world.history.rollback(slow, path("conversation/a.md"), 0, pair(v1))
+    assert err.value.code == "memory_version_redacted"
+    assert text_at(world, "conversation/a.md") == "clean"
+
+
 # ---- budgets and stops -----------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from agent_memory.core.model import (
     Workspace,
 )
 from agent_memory.core.paths import MemoryPath, parse_document_path
-from agent_memory.core.ports import ResolverStore
+from agent_memory.core.ports import IdempotencyRecords, ResolverStore
 from agent_memory.core.resolver import Resolver
 from agent_memory.domain.memory.block import BlockService
 from agent_memory.domain.memory.history import HistoryService
@@ -31,8 +31,9 @@ from agent_memory.domain.memory.service import MemoryService
 from agent_memory.domain.memory.skills import SkillService
 
 
-class Seedable(ResolverStore, Protocol):
-    """What a world is built on: the resolver's ports and the directory creates that seed its rows."""
+class Seedable(ResolverStore, IdempotencyRecords, Protocol):
+    """What a world is built on: the resolver's ports and the directory creates that seed its rows (and the
+    idempotency records, which the parity scenario stores)."""
 
     def create_account(self, account: Account, human: Human, token: TokenRow) -> None: ...
     def create_human(self, human: Human, token: TokenRow) -> None: ...
@@ -54,14 +55,18 @@ class World:
     block: BlockService = field(default_factory=BlockService)
     skills: SkillService = field(default_factory=SkillService)
 
-    def ctx(self, *paths: str, write: bool = False, who: PresentedToken | None = None) -> Context:
-        """The conversation door's Context, loading `paths` with the caller's rows as a route does."""
+    def ctx(
+        self, *paths: str, write: bool = False, who: PresentedToken | None = None, versions: tuple[int, ...] = ()
+    ) -> Context:
+        """The conversation door's Context, loading `paths` (and their `versions` records) with the caller's
+        rows, as a route does."""
         return self.resolver.conversation(
             who or self.presented,
             self.workspace_id,
             self.conversation_id,
             paths=tuple(path(p) for p in paths),
             write=write,
+            versions=versions,
         )
 
     def workspace_ctx(self, *paths: str) -> Context:
