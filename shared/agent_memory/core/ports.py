@@ -1,4 +1,8 @@
-"""What the domain needs from storage. The DynamoDB + S3 store implements it; nothing here knows boto3."""
+"""What the domain needs from storage, split by aggregate; nothing here knows boto3.
+
+Each consumer names the composite it uses (a Context's `MemoryStore`, the directory's `DirectoryStore`,
+...); the DynamoDB + S3 store implements their union, `Store`, and tests/fakes.py the memory domain's part.
+"""
 
 from __future__ import annotations
 
