@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "shared"))
 
-from agent_memory.api.contract import ROUTES  # noqa: E402
+from agent_memory.api.contract import ROUTES, UNKNOWN_ROUTE  # noqa: E402
 from agent_memory.api.contract import RouteSpec as Route  # noqa: E402
 from agent_memory.edges.http.openapi import document as openapi_document  # noqa: E402
 from agent_memory.edges.tools.dispatch import SCHEMA_FORMATS, schema_document  # noqa: E402
@@ -199,7 +199,10 @@ ROLES: dict[RoleClass, tuple[str, str]] = {
     ("write", "write"): ("WriteContentRole", "Routes that change the table and store new content versions."),
     ("write", "delete"): ("RedactRole", "Routes that change the table and delete a content version (redaction)."),
     ("operator", "none"): ("OperatorRole", "create_account: table writes and the operator key parameter."),
-    ("public", "none"): ("PublicRole", "Static answers (the tool schemas, the OpenAPI document): logging only."),
+    ("public", "none"): (
+        "PublicRole",
+        "Static answers (the tool schemas, the OpenAPI document, unknown routes' not_found): logging only.",
+    ),
 }
 
 
@@ -257,6 +260,9 @@ def role_block(cls: RoleClass) -> str:
 
 
 def function_block(route: Route) -> str:
+    # The fallback's event names no method and path: SAM makes it the HTTP API's `$default` route, which
+    # API Gateway sends every request no other route matches.
+    where = "" if route is UNKNOWN_ROUTE else f'\n            Method: {route.method}\n            Path: "{route.path}"'
     block = f"""
   {logical_id(route)}:
     Type: AWS::Serverless::Function
@@ -268,9 +274,7 @@ def function_block(route: Route) -> str:
         Api:
           Type: HttpApi
           Properties:
-            ApiId: !Ref HttpApi
-            Method: {route.method}
-            Path: "{route.path}"
+            ApiId: !Ref HttpApi{where}
 """
     if route.name in GIT_ROUTES:
         # A Git read (network, up to 100 MiB of pack) and an import of up to 1000 files: the most time an
@@ -426,9 +430,10 @@ def _sample_body(route: Route) -> dict[str, object]:
 
 
 def render() -> dict[Path, str]:
-    used = {role_class(r) for r in ROUTES}
+    functions_of = (*ROUTES, UNKNOWN_ROUTE)
+    used = {role_class(r) for r in functions_of}
     roles = "".join(role_block(c) for c in ROLES if c in used)
-    functions = roles + "".join(function_block(r) for r in ROUTES) + SWEEPER + TOOL_INVOKE
+    functions = roles + "".join(function_block(r) for r in functions_of) + SWEEPER + TOOL_INVOKE
     files = {ROOT / "template.yaml": HEADER + functions + FOOTER + TOOL_INVOKE_OUTPUT}
     files[ROOT / "functions" / "sweeper" / "app.py"] = SWEEPER_APP
     files[ROOT / "functions" / "tool_invoke" / "app.py"] = TOOL_INVOKE_APP
@@ -440,6 +445,7 @@ def render() -> dict[Path, str]:
     for r in ROUTES:
         files[ROOT / "functions" / r.name / "app.py"] = app_py(r)
         files[ROOT / "events" / f"{r.name}.json"] = sample_event(r)
+    files[ROOT / "functions" / UNKNOWN_ROUTE.name / "app.py"] = app_py(UNKNOWN_ROUTE)
     return files
 
 

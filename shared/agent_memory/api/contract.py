@@ -1075,7 +1075,21 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
     ),
 )
 
-BY_NAME: Final[dict[str, RouteSpec]] = {r.name: r for r in ROUTES}
+# Not a route of the API: what answers a request no route matches (a path, or a path's method, the API
+# does not serve). The deployed HTTP API sends those to its `$default` route, which templategen points at
+# this function; the local gateway does the same. It reads nothing: the answer is the error envelope.
+UNKNOWN_ROUTE: Final = RouteSpec(
+    name="unknown_route",
+    method="ANY",
+    path="$default",
+    access="public",
+    handler="fallback:unknown_route",
+    description="Any request no route matches: 404 not_found in the error envelope, naming the methods the path "
+    "does answer, if any, and where every route is listed.",
+)
+
+# Every function's entry by name: the routes, and the fallback.
+BY_NAME: Final[dict[str, RouteSpec]] = {r.name: r for r in (*ROUTES, UNKNOWN_ROUTE)}
 # (door, verb) -> route, the verb read off the handler's name ("memory:write_memory" -> "write").
 _DOOR_VERBS: Final[dict[tuple[str, str], RouteSpec]] = {
     (r.door, r.handler.partition(":")[2].removesuffix("_memory")): r for r in ROUTES if r.door is not None
