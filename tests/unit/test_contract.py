@@ -70,10 +70,12 @@ SNAPSHOT = Path(__file__).with_name("routes_snapshot.json")
 
 
 def test_the_routes_are_what_they_were_before_the_doors_became_a_table() -> None:
-    """Taken from the hand-written table before the doors were generated: same routes, order and fields
-    (the description came later and is held by the next test)."""
+    """Taken from the hand-written table before the doors were generated: those routes keep their order
+    and every field (the description came later and is held by the next test). A route added since is
+    not in it; one changed on purpose is changed in the snapshot too."""
     before = json.loads(SNAPSHOT.read_text())
-    now = [{k: v for k, v in dataclasses.asdict(r).items() if k != "description"} for r in ROUTES]
+    names = {r["name"] for r in before}
+    now = [{k: v for k, v in dataclasses.asdict(r).items() if k != "description"} for r in ROUTES if r.name in names]
     assert json.loads(json.dumps(now)) == before
 
 
