@@ -65,7 +65,22 @@ from ..support import client_room
 # ---- the route table and the exception classes -----------------------------------------------------
 
 
-def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..., Scripted]) -> None:
+def test_the_generated_methods_reach_each_route_by_its_method_and_path(scripted: Callable[..., Scripted]) -> None:
+    # Given a service that answers every request
+    server = scripted(Reply(200, {}))
+    client = MemoryClient(server.url, "am_h_x_y", backoff=0.0)
+    samples = {"agent_name": "helper", "tool_name": "memory_ls", "memory_id": "mem_" + "0" * 32}
+    for route in SERVER_ROUTES:
+        # When each route's generated method is called once
+        server.seen.clear()
+        params = {p: samples.get(p, WS) for p in path_parameters(route.path)}
+        getattr(client.routes, route.name)(**params, **({"body": {}} if route.request else {}))
+        # Then exactly one request went out, to that route's method and path
+        [(method, raw_path, _)] = server.seen
+        assert method == route.method and _compile(route.path)[0].match(raw_path.split("?", 1)[0]), route.name
+
+
+def test_the_helpers_reach_the_routes_of_the_contract(scripted: Callable[..., Scripted]) -> None:
     # Given a service that answers every request with a body holding whatever a method reads back
     everything = {
         **{
@@ -192,14 +207,15 @@ def test_the_client_reaches_every_route_the_service_serves(scripted: Callable[..
         door.show_version("conversation/a.md", 0)
         door.rollback("conversation/a.md", 0, DOC)
         door.redact("conversation/a.md", 0, DOC)
-    # Then the requests sent cover every route of the contract the gateway serves, by method and path
+    # Then each request sent is a route of the contract the gateway serves, by method and path
     reached = set()
     for method, raw_path, _ in server.seen:
         path = raw_path.split("?", 1)[0]
         names = [r.name for r in SERVER_ROUTES if r.method == method and _compile(r.path)[0].match(path)]
         assert names, f"{method} {path} is no route of the contract"
         reached.update(names)
-    assert reached == {r.name for r in SERVER_ROUTES}
+    # And they reach most routes (a new one is reachable through `client.routes` without a helper of its own)
+    assert len(reached) > 0.9 * len(SERVER_ROUTES)
 
 
 def test_the_client_retries_exactly_the_routes_the_service_declares_read_only() -> None:
