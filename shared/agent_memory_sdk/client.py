@@ -1,5 +1,9 @@
 """A Python client for the agent memory API: a method per route, an exception class per error code.
 
+Both are generated from the contract by `make template`: the route methods in routes.py (`client.routes`,
+named by route), the exception classes in the marked block below. What is written here by hand is the
+transport and the helpers that build a route's body from arguments and unwrap its answer.
+
 Standard library only (urllib), so an agent runtime can use it without the service's own dependencies,
 and importing it costs next to nothing. Every call has a timeout. Retries are limited to requests that
 cannot change anything: GETs and the read-only POSTs (show, grep, the memory block, skill loads, the
