@@ -23,11 +23,17 @@ def test_write_show_edit_delete_round_trip(api: Api) -> None:
     assert api.show(ada, base, "conversation/plan.md").status_code == 404
 
 
-def test_an_unknown_route_is_answered_as_api_gateway_answers_it(api: Api) -> None:
-    # When a request names no route of the contract (a wrong path, or a known path with another method)
-    unknown = api.get("/no/such/route")
-    wrong_method = api.call("DELETE", "/accounts")
-    # Then the gateway itself answers 404 with API Gateway's own body, before any function runs
-    for r in (unknown, wrong_method):
-        assert r.status_code == 404
-        assert r.json() == {"message": "Not Found"}
+def test_an_unknown_route_answers_the_error_envelope(api: Api) -> None:
+    # When a request names no route of the contract: a wrong path, with or without a token
+    ada = api.account()
+    for r in (api.get("/no/such/route"), api.post("/workspaces/nope/colors", ada, json={"x": 1})):
+        # Then it is 404 not_found in the same envelope as every refusal, pointing at the route list
+        assert r.status_code == 404, r.text
+        assert r.headers["content-type"] == "application/json"
+        assert set(r.json()) == {"error"} and set(r.json()["error"]) == {"code", "message"}
+        assert r.json()["error"]["code"] == "not_found"
+        assert "GET /agent_api/v1/openapi.json" in r.json()["error"]["message"]
+    # And a known path sent with a method it does not answer is told the one it does
+    wrong = api.call("DELETE", "/accounts")
+    assert wrong.status_code == 404 and wrong.json()["error"]["code"] == "not_found"
+    assert "send POST instead" in wrong.json()["error"]["message"]

@@ -54,3 +54,11 @@ def test_the_error_body_names_every_code_of_the_catalogue() -> None:
 def test_the_committed_document_is_current() -> None:
     committed = json.loads((ROOT / "docs" / "openapi.json").read_text())
     assert committed == document(), "docs/openapi.json is out of date: run `make template`"
+
+
+def test_every_operation_is_described_by_its_route() -> None:
+    paths = document()["paths"]
+    for route in ROUTES:
+        op = paths[route.path][route.method.lower()]
+        assert op["description"] == route.description and op["description"], route.name
+        assert 0 < len(op["summary"]) <= 80 and "\n" not in op["summary"], route.name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_memory.api.contract import ROUTES
+from agent_memory.api.contract import ROUTES, UNKNOWN_ROUTE
 from agent_memory_sdk.local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,3 +50,12 @@ def test_every_route_gets_only_the_actions_it_uses() -> None:
 def test_the_sweeper_has_concurrency_of_its_own() -> None:
     resources = load_template(ROOT / "template.yaml")["Resources"]
     assert resources["SweeperFunction"]["Properties"]["ReservedConcurrentExecutions"] >= 1
+
+
+def test_the_unknown_route_function_is_the_default_route_and_touches_no_data() -> None:
+    resources = load_template(ROOT / "template.yaml")["Resources"]
+    fn = resources[f"{''.join(p.capitalize() for p in UNKNOWN_ROUTE.name.split('_'))}Function"]["Properties"]
+    # Then SAM makes it the $default route (an HttpApi event with no path or method)
+    assert [set(e["Properties"]) for e in fn["Events"].values()] == [{"ApiId"}]
+    # And its role may log, and nothing else
+    assert _actions(resources[fn["Role"]["GetAtt"].split(".")[0]]) == set()

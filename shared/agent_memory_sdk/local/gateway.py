@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from agent_memory_sdk.local.template import TemplateRoute, routes
+from agent_memory_sdk.local.template import DEFAULT_PATH, TemplateRoute, default_route, routes
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 NOT_FOUND = (404, {"content-type": "application/json"}, json.dumps({"message": "Not Found"}).encode())
@@ -66,9 +66,10 @@ def build_event(
     for k, v in parse_qsl(query, keep_blank_values=True):
         qs[k] = f"{qs[k]},{v}" if k in qs else v
     text = body.decode("utf-8", errors="surrogateescape") if body else None
+    route_key = DEFAULT_PATH if route.path == DEFAULT_PATH else f"{route.method} {route.path}"
     return {
         "version": "2.0",
-        "routeKey": f"{route.method} {route.path}",
+        "routeKey": route_key,
         "rawPath": raw_path,
         "rawQueryString": query,
         "headers": headers,
@@ -86,7 +87,7 @@ def build_event(
                 "userAgent": headers.get("user-agent", ""),
             },
             "requestId": str(uuid.uuid4()),
-            "routeKey": f"{route.method} {route.path}",
+            "routeKey": route_key,
             "stage": "$default",
             "timeEpoch": int(time.time() * 1000),
         },
@@ -99,7 +100,9 @@ class Gateway:
     def __init__(self, root: Path, template: dict[str, Any], port: int = 3000) -> None:
         self.root = root
         self.routes = routes(template)
-        self.handlers: dict[str, LambdaHandler] = {r.function: load_handler(root, r) for r in self.routes}
+        self.default = default_route(template)
+        served = [*self.routes, *([self.default] if self.default else [])]
+        self.handlers: dict[str, LambdaHandler] = {r.function: load_handler(root, r) for r in served}
         gateway = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -136,8 +139,11 @@ class Gateway:
         length = int(req.headers.get("content-length") or 0)
         body = req.rfile.read(length) if length else b""
         found = self.match(req.command, parts.path)
+        if found is None and self.default is not None:
+            # As API Gateway does: what no route matches goes to the `$default` route's function.
+            found = self.default, {}
         if found is None:
-            # API Gateway's HTTP API answers an unmatched route itself, before any function runs.
+            # Without a `$default` route, API Gateway's HTTP API answers an unmatched route itself.
             status, headers, payload = NOT_FOUND
         else:
             route, params = found

@@ -306,7 +306,7 @@ class _Run:
     def __init__(self, client: MemoryClient, root: Path, state: State, report: Report) -> None:
         self.client, self.root, self.state, self.report = client, root, state, report
         self.mounts = mount_points(state.manifest)
-        self.params = {"execution_public_id": state.execution_id}
+        self.execution_id = state.execution_id
         # Read-write mounts whose folder is gone (nothing under them is synced), and files whose local side
         # this run left as it was (a conflict, a refusal): the pull after the pushes leaves those alone.
         self.blocked: set[str] = set()
@@ -333,7 +333,9 @@ class _Run:
         """Every file of every mount, with its pair and its bytes' sha256: one request."""
         if not self.mounts:
             return {}
-        rows = self.client.call("execution_files_list", self.params, {"file": {"path": "/"}})["files"]
+        rows = self.client.routes.execution_files_list(
+            execution_public_id=self.execution_id, body={"file": {"path": "/"}}
+        )["files"]
         out: dict[str, Version] = {}
         for row in rows:
             path = row.get("path") if isinstance(row, dict) else None
@@ -343,7 +345,9 @@ class _Run:
 
     def show(self, path: str) -> tuple[Version, str] | None:
         try:
-            f = self.client.call("execution_file_show", self.params, {"file": {"path": path}})["file"]
+            f = self.client.routes.execution_file_show(
+                execution_public_id=self.execution_id, body={"file": {"path": path}}
+            )["file"]
         except MemoryNotFound:
             return None
         content = f["content"]
@@ -358,12 +362,12 @@ class _Run:
         }
         if overwrite:
             body["conflict_resolution"] = "overwrite"
-        f = self.client.call("execution_file_write", self.params, {"file": body})["file"]
+        f = self.client.routes.execution_file_write(execution_public_id=self.execution_id, body={"file": body})["file"]
         return Version(f["public_id"], f["lock_version"], _sha(text.encode("utf-8")))
 
     def delete(self, path: str, expected: tuple[str, int]) -> None:
         body = {"path": path, "expected_public_id": expected[0], "expected_lock_version": expected[1]}
-        self.client.call("execution_file_delete", self.params, {"file": body})
+        self.client.routes.execution_file_delete(execution_public_id=self.execution_id, body={"file": body})
 
     @contextlib.contextmanager
     def leased(self, m: MountPoint, path: str) -> Iterator[None]:
@@ -758,7 +762,7 @@ def mount(client: MemoryClient, execution_id: str, dir: str | os.PathLike[str]) 
     root = Path(dir)
     report = Report(execution_id)
     try:
-        manifest = client.call("execution_mounts", {"execution_public_id": execution_id})["mounts"]
+        manifest = client.routes.execution_mounts(execution_public_id=execution_id)["mounts"]
         if not isinstance(manifest, list):
             raise MountError("the manifest's mounts is not a list")
         mounts = mount_points(manifest)

@@ -52,7 +52,10 @@ def _compile(path: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
     return re.compile(regex), params
 
 
-def routes(template: dict[str, Any]) -> list[TemplateRoute]:
+DEFAULT_PATH = "$default"
+
+
+def _all_routes(template: dict[str, Any]) -> list[TemplateRoute]:
     globals_fn = (template.get("Globals") or {}).get("Function") or {}
     out = []
     for name, res in (template.get("Resources") or {}).items():
@@ -63,21 +66,34 @@ def routes(template: dict[str, Any]) -> list[TemplateRoute]:
             if event.get("Type") != "HttpApi":
                 continue
             ep = event["Properties"]
-            pattern, params = _compile(ep["Path"])
+            # An event with no path and method is SAM's spelling of the API's `$default` route.
+            path = ep.get("Path", DEFAULT_PATH)
+            pattern, params = _compile(path)
             out.append(
                 TemplateRoute(
                     name,
-                    ep["Method"].upper(),
-                    ep["Path"],
+                    ep.get("Method", "ANY").upper(),
+                    path,
                     props["CodeUri"],
                     props.get("Handler") or globals_fn.get("Handler", "app.handler"),
                     pattern,
                     params,
                 )
             )
+    return out
+
+
+def routes(template: dict[str, Any]) -> list[TemplateRoute]:
+    """The template's routes, the `$default` one left out (`default_route`)."""
+    out = [r for r in _all_routes(template) if r.path != DEFAULT_PATH]
     # Literal segments win over parameters, as API Gateway picks the most specific route.
     out.sort(key=lambda r: (len(r.params), -len(r.path)))
     return out
+
+
+def default_route(template: dict[str, Any]) -> TemplateRoute | None:
+    """The route that answers what no other matches, if the template declares one."""
+    return next((r for r in _all_routes(template) if r.path == DEFAULT_PATH), None)
 
 
 def resource_props(template: dict[str, Any], type_name: str) -> dict[str, Any]:

@@ -102,10 +102,17 @@ def _responses(route: RouteSpec) -> Json:
     return {**successes, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
 
 
+def _summary(route: RouteSpec) -> str:
+    """A short line for an index: the description's first sentence, or its start."""
+    first = route.description.split(". ", 1)[0].removesuffix(".")
+    return first if len(first) <= 80 else first[:77].rsplit(" ", 1)[0] + "..."
+
+
 def _operation(route: RouteSpec, bodies: dict[str, Json]) -> Json:
     op: Json = {
         "operationId": route.name,
-        "summary": route.name.replace("_", " "),
+        "summary": _summary(route),
+        "description": route.description,
         "security": _SECURITY[route.access],
         "responses": _responses(route),
     }
