@@ -153,6 +153,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{API}/humans/{{human_public_id}}/credentials/rotate",
         "write",
         "directory:rotate_human_credentials",
+        status=201,
     ),
     _r(
         "revoke_human_credentials",
@@ -160,6 +161,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         f"{API}/humans/{{human_public_id}}/credentials/revoke",
         "write",
         "directory:revoke_human_credentials",
+        status=204,
     ),
     _r(
         "create_workspace",
