@@ -4,8 +4,10 @@ The routes come from api/contract.ROUTES, not from a list kept here: a new mutat
 below fails `test_every_mutating_route_has_a_case`. Each case sends one valid request with an
 Idempotency-Key through the local gateway and watches every DynamoDB write the service sends (botocore's
 `before-parameter-build` event on the service's own clients). The key's record (an `IDEM#` item) must be
-written exactly once, inside a TransactWriteItems that also carries a change; the same request sent again
-must answer the same, say it is a replay, and send no write at all.
+written exactly once, inside a TransactWriteItems that also changes a row of the route's own (not only a
+write-budget meter, `RATE#`); the same request sent again must answer the same, say it is a replay, and
+send no write at all. The write budget is on, as deployed, so the transactions written ahead of a change
+(a directory change's metering) are among those watched.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agent_memory_sdk.local.runtime import LocalService
 from ..gitrepos import bare, commit, url_of
 from ..support import CONV, WORKSPACE, Api, Who, bindings, conv_base, created, ws_base
 from .safe_content import INJECTION
+from .test_rate_limit import set_budget
 
 pytestmark = pytest.mark.http
 
@@ -48,8 +51,8 @@ class Write:
 
     operation: str
     keys: tuple[str, ...]
-    # Whether every item other than the key's record only checks a condition (changes nothing).
-    checks_only: bool = False
+    # Whether no item but the key's record changes a row of the route's own (only conditions, or meters).
+    no_change: bool = False
 
 
 def _pk(item: dict[str, Any]) -> str:
@@ -64,8 +67,8 @@ def _write(operation: str, params: dict[str, Any]) -> Write:
             ((verb, body),) = entry.items()
             pk = _pk(body["Item"] if verb == "Put" else body["Key"])
             keys.append(pk)
-            changes += verb != "ConditionCheck" and not pk.startswith("IDEM#")
-        return Write(operation, tuple(keys), checks_only=changes == 0)
+            changes += verb != "ConditionCheck" and not pk.startswith(("IDEM#", "RATE#"))
+        return Write(operation, tuple(keys), no_change=changes == 0)
     if operation == "BatchWriteItem":
         return Write(
             operation,
@@ -145,7 +148,17 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> World:
+def metering() -> Iterator[None]:
+    """The write budget on, high enough never to refuse: its metering is written as deployed."""
+    set_budget("AGENT_MEMORY_WRITES_PER_MINUTE", "100000")
+    try:
+        yield
+    finally:
+        set_budget("AGENT_MEMORY_WRITES_PER_MINUTE", "off")
+
+
+@pytest.fixture(scope="module")
+def world(service: LocalService, metering: None, tmp_path_factory: pytest.TempPathFactory) -> World:
     service.reset()
     api = Api(service.url, service.operator_key)
     ada = api.account()
@@ -487,7 +500,7 @@ def test_a_keyed_change_commits_its_record_in_its_own_transaction_and_replays(wo
         record = carrying[0]
         assert record.operation == "TransactWriteItems", writes
         assert sum(k.startswith("IDEM#") for k in record.keys) == 1
-        assert not record.checks_only, f"{name}'s record rides in a transaction that changes nothing: {record}"
+        assert not record.no_change, f"{name}'s record rides in a transaction that changes nothing: {record}"
 
     # When the very same request is sent again under the key
     with watched() as again:
