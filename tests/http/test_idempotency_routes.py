@@ -136,7 +136,8 @@ class World:
 
     def file(self, mem: str, path: str, content: str = "v0") -> dict[str, Any]:
         body = {"file": {"path": path, "content": content, **NEW}}
-        return self.ok(self.api.post(f"/memories/{mem}/files", self.ada, body))["file"]
+        file: dict[str, Any] = self.ok(self.api.post(f"/memories/{mem}/files", self.ada, body))["file"]
+        return file
 
     def conversation(self) -> str:
         return self.api.conversation(self.ada, self.ws, answering_agent_public_id=self.alpha.public_id)
