@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from agent_memory.api.contract import BY_NAME
 from agent_memory.api.errors import ApiError
 from agent_memory.core import observability
 from agent_memory.core.idempotency import Answer, UnitOfWork, check_key, fingerprint, judge, unit_of_work
@@ -62,15 +63,18 @@ def _keyed(
     if not is_uuid(execution):
         raise ApiError("not_found", "There is no such execution.")
 
+    # The answer is the HTTP tool route's, recorded with that route's status.
+    status = BY_NAME["call_tool"].status
+
     def attempt(uow: UnitOfWork) -> dict[str, Any]:
-        with uow.viewing(lambda result: Answer(200, views.tool_result(result))):
+        with uow.viewing(lambda result: Answer(status, views.tool_result(result))):
             return views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
 
     out = run(
         Keyed(
             lambda: open_call(execution, tool, raw, key, proof, token),
             attempt,
-            lambda body: Answer(200, body),
+            lambda body: Answer(status, body),
             # A refusal of the call itself (a bad proof, an unknown tool) is not the key's answer: the
             # model's refusals come back as results, and those are recorded.
             refusals=False,

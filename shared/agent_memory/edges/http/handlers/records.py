@@ -21,7 +21,7 @@ def _ws(req: Request) -> str:
 
 
 def _appended(a: Appended) -> object:
-    # A line merged into a record already there is the route's alternative answer (200, not 201).
+    # A line merged into a record already there is answered with the route's alternative status.
     return Shown(views.appended(a), alternative=a.merged)
 
 
