@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from agent_memory.api.errors import ApiError
 from agent_memory.core import idempotency
-from agent_memory.core.idempotency import Answer, Guard, Replayed
+from agent_memory.core.idempotency import Answer, Replayed, UnitOfWork
 from agent_memory.core.ids import uuid7
 from agent_memory.core.model import Anchor, DocumentChange
 from agent_memory.core.ports import Ref
@@ -25,14 +25,13 @@ ANSWER = Answer(201, {"memory": {"path": "conversation/a.md"}})
 
 
 @pytest.fixture
-def guard() -> Iterator[Guard]:
+def guard() -> Iterator[UnitOfWork]:
     """A keyed request in flight whose answer has been settled, as a service leaves it before its commit."""
-    g = idempotency.new_guard("0199aaaa-0000-7000-8000-00000000000a", "key-1", "print-1")
-    g.renderers = [lambda result: result]
+    g = idempotency.unit_of_work("0199aaaa-0000-7000-8000-00000000000a", "key-1", "print-1")
+    g.view = lambda result: result
     g.answer = ANSWER
-    token = idempotency.GUARD.set(g)
-    yield g
-    idempotency.GUARD.reset(token)
+    with idempotency.bound(g):
+        yield g
 
 
 def _create(store: DynamoStore) -> tuple[Anchor, Callable[[], None]]:
@@ -41,14 +40,14 @@ def _create(store: DynamoStore) -> tuple[Anchor, Callable[[], None]]:
     return anchor, lambda: store.commit(DocumentChange(anchor, "a.md", None, doc))
 
 
-def _record(store: DynamoStore, g: Guard) -> idempotency.Record | None:
+def _record(store: DynamoStore, g: UnitOfWork) -> idempotency.Record | None:
     found: idempotency.Record | None = store.get_many([Ref.idempotency(g.scope, g.key_digest)])[
         Ref.idempotency(g.scope, g.key_digest)
     ]
     return found
 
 
-def test_the_record_commits_with_the_change_it_guards(store: DynamoStore, guard: Guard) -> None:
+def test_the_record_commits_with_the_change_it_guards(store: DynamoStore, guard: UnitOfWork) -> None:
     # When the keyed commit is sent
     anchor, write = _create(store)
     write()
@@ -59,12 +58,11 @@ def test_the_record_commits_with_the_change_it_guards(store: DynamoStore, guard:
     assert guard.stored
 
 
-def test_a_commit_refused_for_its_own_condition_leaves_no_record(store: DynamoStore, guard: Guard) -> None:
+def test_a_commit_refused_for_its_own_condition_leaves_no_record(store: DynamoStore, guard: UnitOfWork) -> None:
     # Given the path exists already, so a create is refused
     anchor, write = _create(store)
-    idempotency.GUARD.set(None)
-    write()
-    idempotency.GUARD.set(guard)
+    with idempotency.bound(None):
+        write()
     doc = version(store, anchor, "a.md", "other")
     # When a keyed create of the same path is sent, it is refused, and no record is left behind
     with pytest.raises(ApiError) as info:
@@ -73,7 +71,19 @@ def test_a_commit_refused_for_its_own_condition_leaves_no_record(store: DynamoSt
     assert _record(store, guard) is None and not guard.stored
 
 
-def test_a_duplicate_that_committed_first_is_this_requests_answer(store: DynamoStore, guard: Guard) -> None:
+def test_a_keyed_change_whose_answer_was_never_settled_is_refused_before_it_is_sent(
+    store: DynamoStore, guard: UnitOfWork
+) -> None:
+    # Given a keyed request whose service forgot to settle its answer before its decisive commit
+    guard.answer = None
+    anchor, write = _create(store)
+    # When it commits, then nothing is sent: a change without its record would run twice on a retry
+    with pytest.raises(RuntimeError, match="without settling"):
+        write()
+    assert pointer(store, anchor, "a.md") is None and _record(store, guard) is None
+
+
+def test_a_duplicate_that_committed_first_is_this_requests_answer(store: DynamoStore, guard: UnitOfWork) -> None:
     # Given the same request (same key, same fingerprint) committed first under another send
     _, first = _create(store)
     first()
@@ -85,7 +95,7 @@ def test_a_duplicate_that_committed_first_is_this_requests_answer(store: DynamoS
     assert info.value.answer == ANSWER
 
 
-def test_another_request_under_the_same_key_is_idempotency_conflict(store: DynamoStore, guard: Guard) -> None:
+def test_another_request_under_the_same_key_is_idempotency_conflict(store: DynamoStore, guard: UnitOfWork) -> None:
     _, first = _create(store)
     first()
     # Given a different request reusing the key
@@ -100,7 +110,7 @@ def test_another_request_under_the_same_key_is_idempotency_conflict(store: Dynam
 
 def test_a_record_that_stays_contended_is_a_duplicate_in_progress(
     store: DynamoStore,
-    guard: Guard,
+    guard: UnitOfWork,
     stage: Callable[[str], Stage],  # noqa: F811
     paced: list[float],  # noqa: F811
 ) -> None:
@@ -120,7 +130,7 @@ def test_a_record_that_stays_contended_is_a_duplicate_in_progress(
 
 def test_contention_elsewhere_is_still_storage_busy(
     store: DynamoStore,
-    guard: Guard,
+    guard: UnitOfWork,
     stage: Callable[[str], Stage],  # noqa: F811
     paced: list[float],  # noqa: F811
 ) -> None:

@@ -407,6 +407,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         path=f"{API}/humans/{{human_public_id}}/credentials/rotate",
         access="write",
         handler="directory:rotate_human_credentials",
+        status=201,
         description="Issue a new token for a Human (the caller itself, or any of the account's as its first "
         "Human); the old token stops working at once.",
     ),
@@ -416,6 +417,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         path=f"{API}/humans/{{human_public_id}}/credentials/revoke",
         access="write",
         handler="directory:revoke_human_credentials",
+        status=204,
         description="Stop every token of a Human from working until its credentials are rotated again.",
     ),
     RouteSpec(

@@ -4,16 +4,18 @@ A request with a key is fingerprinted (method, route, path parameters, body as p
 its principal. Its answer is recorded in the SAME DynamoDB transaction as the change it guards, so a
 function that dies after its commit leaves a record a retry replays, and one that dies before leaves
 nothing a retry could trip on. To record the answer in that transaction it must be known before the
-commit: the handler says how it renders its service's result (`answering`), a layer that reshapes
-results on the way out adds an adapter (`adapting`), and the service calls `settle(result)` just before
-its decisive commit. The store then adds the record to that commit (store/idempotency.py).
+commit. One keyed runner (edges/keyed.py) serves every entry (the HTTP routes, the in-account tool
+function): it opens the request's `UnitOfWork`, the entry says how a result becomes the answer
+(`UnitOfWork.viewing`, with the route's own success status), a layer that reshapes results on the way out
+adds an adapter (`adapting`), and the service calls `settle(result)` just before its decisive commit. The
+store adds the record to that commit (store/commit.py), and refuses a keyed decisive commit whose answer
+was never settled, so no change commits without its record.
 
 Refusals change nothing, so there is nothing to be atomic with: their record is stored after them.
 5xx and 429 answers are never recorded, so a retry runs again. Secrets are never stored: a recorded
 answer has every `token` and `secret` field set to null and says `"secret_withheld": true`.
 
-This module knows no boto3 and no HTTP: the rendered answer is whatever the handler's renderer returns
-(the web glue reads it as a status and a body).
+This module knows no boto3 and no HTTP: an answer is a status and a body, whatever the entry renders.
 """
 
 from __future__ import annotations
@@ -56,15 +58,23 @@ class Record:
 
 
 @dataclass(slots=True)
-class Guard:
-    """One keyed request in flight."""
+class UnitOfWork:
+    """One keyed request in flight: what its key answers, and whether the commit carrying that answer ran.
+
+    Made by the keyed runner (edges/keyed.py) and handed to the entry that serves the request, which says
+    how a result becomes the answer (`viewing`). Services reach it only through `settle`, and the store only
+    through `carried`: a decisive commit of a keyed request without its settled answer is refused as the bug
+    it is (store/commit.py), so a service that forgets `settle` cannot lose the answer's atomicity silently.
+    """
 
     scope: str
     key_digest: str
     fingerprint: str
     expires_at: int
-    # Result -> rendered answer, outermost (the handler's) first; set by `answering` / `adapting`.
-    renderers: list[Callable[[Any], Any]] = field(default_factory=list)
+    # Result -> rendered answer; set by the entry (`viewing`). Adapters reshape a result on the way out,
+    # innermost last (a tool turns a document into its result for the model, which the entry then renders).
+    view: Callable[[Any], Answer] | None = None
+    adapters: list[Callable[[Any], Any]] = field(default_factory=list)
     # The rendered answer, once the service settled its result; `stored` once a commit carried it.
     answer: Answer | None = None
     stored: bool = False
@@ -73,6 +83,29 @@ class Guard:
         if self.answer is None:
             raise RuntimeError("no answer settled")
         return Record(self.scope, self.key_digest, self.fingerprint, self.answer, self.expires_at)
+
+    @contextmanager
+    def viewing(self, view: Callable[[Any], Answer]) -> Iterator[None]:
+        """Within the block, the answer is `view(result)` of what the service settles."""
+        saved, self.view = self.view, view
+        try:
+            yield
+        finally:
+            self.view = saved
+
+    def settle(self, result: Any) -> None:
+        if self.view is None or self.stored:
+            return
+        value = result
+        for adapt in reversed(self.adapters):
+            value = adapt(value)
+        answer = self.view(value)
+        self.answer = Answer(answer.status, withheld(answer.body))
+
+    @property
+    def pending(self) -> bool:
+        """Whether the next decisive commit is the one that must carry the answer."""
+        return self.view is not None and not self.stored
 
 
 class Replayed(Exception):
@@ -83,7 +116,10 @@ class Replayed(Exception):
         self.answer = answer
 
 
-GUARD: ContextVar[Guard | None] = ContextVar("agent_memory_idempotency", default=None)
+# The unit of work a keyed request runs in. Bound only by the keyed runner (`bound`), for the span of one
+# request: the services between the entry and the store need not thread it through every signature, and
+# the store never commits a keyed change without it (store/commit.py).
+_BOUND: ContextVar[UnitOfWork | None] = ContextVar("agent_memory_unit_of_work", default=None)
 
 
 def check_key(raw: str) -> str:
@@ -107,16 +143,26 @@ def fingerprint(method: str, route: str, params: dict[str, str], body: Any) -> s
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def new_guard(scope: str, key: str, print_: str, now: float | None = None) -> Guard:
+def unit_of_work(scope: str, key: str, print_: str, now: float | None = None) -> UnitOfWork:
     digest = hashlib.sha256(key.encode("ascii")).hexdigest()
-    return Guard(scope, digest, print_, int(now if now is not None else time.time()) + TTL_SECONDS)
+    return UnitOfWork(scope, digest, print_, int(now if now is not None else time.time()) + TTL_SECONDS)
 
 
-def current() -> Guard | None:
-    return GUARD.get()
+def current() -> UnitOfWork | None:
+    return _BOUND.get()
 
 
-def judge(guard: Guard, record: Record | None, now: float | None = None) -> None:
+@contextmanager
+def bound(uow: UnitOfWork | None) -> Iterator[None]:
+    """Within the block, `uow` is the request's unit of work (the keyed runner's, or None for none)."""
+    token = _BOUND.set(uow)
+    try:
+        yield
+    finally:
+        _BOUND.reset(token)
+
+
+def judge(guard: UnitOfWork, record: Record | None, now: float | None = None) -> None:
     """Before running: replay the recorded answer of this same request, or refuse another under its key."""
     if record is None or record.expires_at <= (now if now is not None else time.time()):
         return
@@ -142,56 +188,35 @@ def conflict() -> ApiError:
 
 
 @contextmanager
-def answering(render: Callable[[Any], Any]) -> Iterator[None]:
-    """Within the block, the keyed request's answer is `render(result)` of what its service settles."""
-    guard = GUARD.get()
-    if guard is None:
-        yield
-        return
-    saved = guard.renderers
-    guard.renderers = [render]
-    try:
-        yield
-    finally:
-        guard.renderers = saved
-
-
-@contextmanager
 def adapting(adapt: Callable[[Any], Any]) -> Iterator[None]:
     """Within the block, a settled result is first reshaped by `adapt` (a tool turns a document into its
-    result for the model, which the handler then renders)."""
-    guard = GUARD.get()
-    if guard is None:
+    result for the model, which the entry then renders)."""
+    uow = _BOUND.get()
+    if uow is None:
         yield
         return
-    guard.renderers.append(adapt)
+    uow.adapters.append(adapt)
     try:
         yield
     finally:
-        guard.renderers.remove(adapt)
+        uow.adapters.remove(adapt)
 
 
 @contextmanager
 def suspended() -> Iterator[None]:
-    """Within the block no commit carries the keyed request's record: a request made of many commits (a
-    consolidation's appends) has its answer recorded on its own once it is known (edges/http/glue.py)."""
-    token = GUARD.set(None)
-    try:
+    """Within the block no commit carries the keyed request's record: a write made ahead of the change it
+    prepares (a fork marks its parent first), or a request made of many commits (a consolidation's
+    appends) whose answer is recorded on its own once it is known (edges/keyed.py). Every other keyed
+    commit carries it, or is refused (store/commit.py)."""
+    with bound(None):
         yield
-    finally:
-        GUARD.reset(token)
 
 
 def settle(result: Any) -> None:
     """Called by a service just before its decisive commit: the answer the commit will record."""
-    guard = GUARD.get()
-    if guard is None or not guard.renderers or guard.stored:
-        return
-    value = result
-    for render in reversed(guard.renderers):
-        value = render(value)
-    status, body = value.status, value.body
-    guard.answer = Answer(status, withheld(body))
+    uow = _BOUND.get()
+    if uow is not None:
+        uow.settle(result)
 
 
 def final(status: int, body: Any) -> bool:
@@ -207,8 +232,8 @@ def final(status: int, body: Any) -> bool:
 
 def active() -> bool:
     """Whether a keyed request is running (a service may then finish work before its commit)."""
-    guard = GUARD.get()
-    return guard is not None and bool(guard.renderers) and not guard.stored
+    uow = _BOUND.get()
+    return uow is not None and uow.pending
 
 
 def withheld(body: Any) -> Any:

@@ -258,23 +258,29 @@ def request_token() -> str:
     return str(uuid.uuid4())
 
 
-def guarded(steps: Sequence[Step], refusals: Refusals) -> tuple[list[Step], Refusals, idempotency.Guard | None]:
+def guarded(steps: Sequence[Step], refusals: Refusals) -> tuple[list[Step], Refusals, idempotency.UnitOfWork | None]:
     """`steps` with the keyed request's record added, when this is the commit its answer was settled for.
 
     The record's condition is that the key holds no live record: a duplicate that got there first makes
     this whole commit refuse, and its recorded answer is this request's answer too (or, for another
     request under the same key, idempotency_conflict). Its refusal is looked at first.
+
+    A keyed request whose entry renders an answer and whose service reaches its decisive commit without
+    settling it is a bug: committing the change without its record would let a retry run it twice, so it
+    is refused before anything is sent.
     """
-    guard = idempotency.current()
-    if guard is None or guard.answer is None or guard.stored or not steps:
+    uow = idempotency.current()
+    if uow is None or not uow.pending or not steps:
         return list(steps), refusals, None
+    if uow.answer is None:
+        raise RuntimeError("a keyed change reached its decisive commit without settling its answer")
     table = next(iter(steps[0][1].values()))["TableName"]
     step: Step = (
         "idempotency",
         {
             "Put": {
                 "TableName": table,
-                "Item": idempotency_item(guard.record(), request_token()),
+                "Item": idempotency_item(uow.record(), request_token()),
                 "ConditionExpression": "attribute_not_exists(#pk) OR #exp <= :now",
                 "ExpressionAttributeNames": {"#pk": "pk", "#exp": "expires_at"},
                 "ExpressionAttributeValues": {":now": {"N": str(int(time.time()))}},
@@ -287,17 +293,17 @@ def guarded(steps: Sequence[Step], refusals: Refusals) -> tuple[list[Step], Refu
         if old is None:
             return idempotency.conflict()
         record = idempotency_record(old)
-        if record.fingerprint == guard.fingerprint:
+        if record.fingerprint == uow.fingerprint:
             raise idempotency.Replayed(record.answer)
         return idempotency.conflict()
 
-    return [*steps, step], replace(refusals, by_role={"idempotency": taken, **refusals.by_role}), guard
+    return [*steps, step], replace(refusals, by_role={"idempotency": taken, **refusals.by_role}), uow
 
 
 def keyed() -> bool:
-    """Whether the next write is a keyed request's decisive commit (its answer settled, not yet stored)."""
-    guard = idempotency.current()
-    return guard is not None and guard.answer is not None and not guard.stored
+    """Whether the next write is a keyed request's decisive commit (its answer to be carried by it)."""
+    uow = idempotency.current()
+    return uow is not None and uow.pending
 
 
 def transact(ddb: Any, steps: Sequence[Step], refusals: Refusals, *, decisive: bool = True) -> None:

@@ -338,7 +338,8 @@ class Documents(Backend):
 
     def spend(self, budget: WriteBudget) -> None:
         """Count one mutation against every meter, or refuse `rate_limited` and count nothing."""
-        transact(self.ddb, self._meter_steps(budget), Refusals(_budget_refusals(budget)))
+        # Metering is made ahead of the change it counts: never the commit that records a keyed answer.
+        transact(self.ddb, self._meter_steps(budget), Refusals(_budget_refusals(budget)), decisive=False)
 
     # ---- forks -----------------------------------------------------------------------------------
 

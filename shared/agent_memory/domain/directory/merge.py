@@ -25,7 +25,7 @@ from agent_memory.api.errors import ApiError
 from agent_memory.core import access
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context
-from agent_memory.core.idempotency import settle
+from agent_memory.core.idempotency import settle, suspended
 from agent_memory.core.ids import PresentedToken, now_iso, uuid7
 from agent_memory.core.model import (
     MAX_DOCUMENTS_PER_ANCHOR,
@@ -148,7 +148,8 @@ class MergeService:
         # The child is marked as holding bytes another conversation may point at before its rows are read:
         # a redaction there then leaves what the merge lands to the sweeper (as a fork marks its parent).
         now = time.time()
-        self.store.update_conversation(child.public_id, forked_at=now)
+        with suspended():  # written ahead of the change: not the commit that records the answer
+            self.store.update_conversation(child.public_id, forked_at=now)
         child_anchor, parent_anchor = Anchor("conversation", child.public_id), Anchor("conversation", parent.public_id)
         listed = self.store.list_many([child_anchor, parent_anchor])
         fork_base: ForkBase | None = ctx.loaded.get(base_ref)

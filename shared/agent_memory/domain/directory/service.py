@@ -295,7 +295,8 @@ class Directory:
         # the bytes this fork may copy, and one that read the parent before it can only scrub a version
         # already superseded when the rows are read, so not one this fork copies (history.py, _sole_holder).
         now = time.time()
-        self.store.update_conversation(parent.public_id, forked_at=now)
+        with idempotency.suspended():  # written ahead of the change: not the commit that records the answer
+            self.store.update_conversation(parent.public_id, forked_at=now)
         documents = self.store.list_documents(Anchor("conversation", parent.public_id))
         # An archived parent can still be forked: archiving freezes that conversation, not its content.
         child = Conversation(

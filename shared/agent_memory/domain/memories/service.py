@@ -601,7 +601,10 @@ class MemoriesService:
             mp = MemoryPath(FILES_ROOT, rest, plain=True)
             changes.append(self.memory.change(ctx, src, mp, (old.public_id, old.lock_version), None, None))
         if changes:
-            self.store.commit_group(changes)
+            # The files land first, in as many transactions as they need; the Memory's row, last, is the
+            # commit that records a keyed request's answer.
+            with idempotency.suspended():
+                self.store.commit_group(changes)
         assert mem.git is not None
         after = replace(mem, git=replace(mem.git, commit=snapshot.commit), revision=mem.revision + 1)
         stats_row = self.store.get_many([Ref.memory_stats(mem.memory_id)])[Ref.memory_stats(mem.memory_id)]

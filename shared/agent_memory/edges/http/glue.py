@@ -1,7 +1,9 @@
 """HTTP glue: API Gateway HTTP API (payload v2) events in, responses out; authentication and error mapping.
 
-The only module that builds HTTP responses. Handlers receive a parsed `Request` and return a `Reply`;
-every `ApiError` becomes the seed's error body here, and anything unexpected a 500 with no detail.
+The only module that builds HTTP responses. Handlers receive a parsed `Request` and answer a body (None
+for no content), or a `Shown` when the body needs a header or the route's alternative success status; the
+status is the route's (`reply_of`), never the handler's. Every `ApiError` becomes the seed's error body
+here. The route functions' entry (lambda_entry.py) runs handlers and maps anything unexpected to a 500.
 """
 
 from __future__ import annotations
@@ -11,16 +13,13 @@ import binascii
 import functools
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.api.contract import RouteSpec, parameter_rule, path_parameters
 from agent_memory.api.errors import ApiError
-from agent_memory.core import observability
-from agent_memory.core.budget import ORIGIN
-from agent_memory.core.idempotency import GUARD, Answer, Guard, Replayed, check_key, final
+from agent_memory.core.idempotency import Answer, UnitOfWork, check_key
 from agent_memory.core.ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
@@ -45,6 +44,8 @@ class Request:
     # Why the body could not be read as a JSON object, kept until the caller is authenticated.
     body_error: ApiError | None = None
     source_ip: str = ""
+    # The keyed request's unit of work (edges/keyed.py), or None without an Idempotency-Key.
+    uow: UnitOfWork | None = None
 
 
 @dataclass(slots=True)
@@ -54,7 +55,37 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Handler = Callable[[Request], Reply]
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A handler's answer that a body alone does not say: extra headers, or the route's alternative
+    (non-204) success status (`RouteSpec.also`)."""
+
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    alternative: bool = False
+
+
+# A handler answers its body (None: no content), or a Shown.
+Handler = Callable[[Request], object]
+
+
+def reply_of(route: RouteSpec, out: object) -> Reply:
+    """A handler's answer with its route's status: the route's own, 204 for no content, or its alternative."""
+    shown = out if isinstance(out, Shown) else Shown(out)
+    statuses = (route.status, *route.also)
+    if shown.alternative:
+        status = next((s for s in route.also if s != 204), None)
+    elif shown.body is None:
+        status = 204 if 204 in statuses else None
+    else:
+        status = route.status if route.status != 204 else None
+    if status is None:
+        raise LookupError(f"route {route.name} declares no success status for this answer")
+    return Reply(status, shown.body, dict(shown.headers))
+
+
+def answer_of(reply: Reply) -> Answer:
+    return Answer(reply.status, reply.body)
 
 
 def _bearer(headers: dict[str, str]) -> PresentedToken | None:
@@ -171,7 +202,7 @@ def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     )
 
 
-def _response(reply: Reply) -> dict[str, Any]:
+def response(reply: Reply) -> dict[str, Any]:
     headers = {"content-type": "application/json", "cache-control": "no-store", **reply.headers}
     if reply.status == 204 or reply.body is None:
         return {"statusCode": reply.status, "headers": headers, "body": ""}
@@ -192,14 +223,6 @@ def idempotency_key(req: Request) -> str | None:
     return None if raw is None else check_key(raw)
 
 
-def _recorded(guard: Guard, reply: Reply) -> Reply:
-    """Store `reply` as the key's answer; if another request under the key answered first, that one."""
-    from agent_memory.edges.http.idempotent import record_reply
-
-    found = record_reply(guard, reply)
-    return reply if found is None else replayed(found)
-
-
 def error_reply(err: ApiError) -> Reply:
     headers = {}
     wait = err.details.get("retry_after_seconds")
@@ -211,62 +234,3 @@ def error_reply(err: ApiError) -> Reply:
 
 def replayed(answer: Answer) -> Reply:
     return Reply(answer.status, answer.body, {"idempotency-replayed": "true"})
-
-
-def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-    """Run one route's handler on one event; the single place errors become responses."""
-    observability.bind_lambda_context(context)
-    route_name = route.name
-    started = time.perf_counter()
-    code = None
-    guard: Guard | None = None
-    reset = None
-    try:
-        req = to_request(route, event)
-        ORIGIN.set(req.source_ip or None)
-        if route.needs_token and req.token is None:
-            # No or malformed credentials answer 401 before anything else is looked at.
-            raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
-        check_path_parameters(route, req.params)
-        key = idempotency_key(req)
-        if key is not None:
-            from agent_memory.edges.http.idempotent import open_guard
-
-            guard = open_guard(req, key)
-            reset = GUARD.set(guard)
-        reply = fn(req)
-        if guard is not None and not guard.stored and final(reply.status, reply.body):
-            # Nothing durable changed (a read, or a tool's refusal told to the model): the answer is
-            # recorded on its own, so a retry sees the same. A tool result telling of a storage fault or
-            # a rate limit is not final: the retry runs again.
-            reply = _recorded(guard, reply)
-    except Replayed as done:
-        reply = replayed(done.answer)
-    except ApiError as err:
-        code = err.code
-        reply = error_reply(err)
-        if guard is not None and not guard.stored and 400 <= err.status < 500 and err.status != 429:
-            try:
-                reply = _recorded(guard, reply)
-            except ApiError as lost:
-                # The refusal's record was not stored: answering the refusal now would let a retry run
-                # again and succeed, so the caller hears that storage did not answer (nothing changed).
-                code = lost.code
-                reply = error_reply(lost)
-            except Exception:
-                code = "internal_error"
-                observability.logger().exception("unhandled error", extra={"route": route_name})
-                reply = error_reply(
-                    ApiError("internal_error", "Something went wrong on our side; nothing was changed.")
-                )
-    except Exception:
-        code = "internal_error"
-        observability.logger().exception("unhandled error", extra={"route": route_name})
-        reply = error_reply(ApiError("internal_error", "Something went wrong on our side; nothing was changed."))
-    finally:
-        if reset is not None:
-            GUARD.reset(reset)
-    observability.record_request(
-        route_name, status=reply.status, error_code=code, ms=round((time.perf_counter() - started) * 1000, 2)
-    )
-    return _response(reply)

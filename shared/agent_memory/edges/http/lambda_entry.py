@@ -1,17 +1,35 @@
 """The Lambda entry point every function shares: `handler = entry("route_name")`.
 
 The route's contract entry names its handler module, and only that module is imported: a directory
-route's Lambda never loads the memory verbs, the grep engine or the tool models.
+route's Lambda never loads the memory verbs, the grep engine or the tool models. `dispatch` is the single
+place a request's errors become responses; a keyed request runs through the keyed runner (edges/keyed.py).
 """
 
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable
 from typing import Any
 
-from agent_memory.api.contract import BY_NAME
-from agent_memory.edges.http.glue import Handler, dispatch
+from agent_memory.api.contract import BY_NAME, RouteSpec
+from agent_memory.api.errors import ApiError
+from agent_memory.core import observability
+from agent_memory.core.budget import ORIGIN
+from agent_memory.core.idempotency import UnitOfWork
+from agent_memory.edges.http.glue import (
+    Handler,
+    Reply,
+    Request,
+    answer_of,
+    check_path_parameters,
+    error_reply,
+    idempotency_key,
+    replayed,
+    reply_of,
+    response,
+    to_request,
+)
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -33,3 +51,44 @@ def entry(route_name: str) -> LambdaHandler:
 
     handler.__name__ = f"{route_name}_handler"
     return handler
+
+
+def _served(route: RouteSpec, fn: Handler, req: Request) -> Reply:
+    key = idempotency_key(req)
+    if key is None:
+        return reply_of(route, fn(req))
+    from agent_memory.edges.http.idempotent import open_request
+    from agent_memory.edges.keyed import Keyed, Replay, run
+
+    def attempt(uow: UnitOfWork) -> Reply:
+        req.uow = uow
+        return reply_of(route, fn(req))
+
+    out = run(Keyed(lambda: open_request(req, key), attempt, answer_of))
+    return replayed(out.answer) if isinstance(out, Replay) else out
+
+
+def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    """Run one route's handler on one event; the single place errors become responses."""
+    observability.bind_lambda_context(context)
+    started = time.perf_counter()
+    code = None
+    try:
+        req = to_request(route, event)
+        ORIGIN.set(req.source_ip or None)
+        if route.needs_token and req.token is None:
+            # No or malformed credentials answer 401 before anything else is looked at.
+            raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
+        check_path_parameters(route, req.params)
+        reply = _served(route, fn, req)
+    except ApiError as err:
+        code = err.code
+        reply = error_reply(err)
+    except Exception:
+        code = "internal_error"
+        observability.logger().exception("unhandled error", extra={"route": route.name})
+        reply = error_reply(ApiError("internal_error", "Something went wrong on our side; nothing was changed."))
+    observability.record_request(
+        route.name, status=reply.status, error_code=code, ms=round((time.perf_counter() - started) * 1000, 2)
+    )
+    return response(reply)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from agent_memory.api.contract import BY_NAME
 from agent_memory.api.errors import ApiError
 from agent_memory.core import observability
-from agent_memory.core.idempotency import GUARD, Replayed, answering, check_key, final
+from agent_memory.core.idempotency import Answer, UnitOfWork, check_key, fingerprint, judge, unit_of_work
 from agent_memory.core.ids import PresentedToken, parse_token
 from agent_memory.edges import services
-from agent_memory.edges.http.glue import Reply
 from agent_memory.render import views
 
 
@@ -58,28 +58,59 @@ def _keyed(
 ) -> dict[str, Any]:
     """A keyed call: replayed when its key already answered it, else run with its answer recorded."""
     from agent_memory.core.ids import is_uuid
-    from agent_memory.edges.http.idempotent import open_tool_guard, record_reply
+    from agent_memory.edges.keyed import Keyed, Replay, run
 
     if not is_uuid(execution):
         raise ApiError("not_found", "There is no such execution.")
-    try:
-        guard = open_tool_guard(execution, tool, raw, key, proof, token)
-    except Replayed as done:
-        return dict(done.answer.body)
-    reset = GUARD.set(guard)
-    try:
-        with answering(lambda r: Reply(200, views.tool_result(r))):
-            try:
-                out = views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
-            except Replayed as done:
-                return dict(done.answer.body)
-        if not guard.stored and final(200, out):
-            found = record_reply(guard, Reply(200, out))
-            if found is not None:
-                return dict(found.body)
-        return out
-    finally:
-        GUARD.reset(reset)
+
+    # The answer is the HTTP tool route's, recorded with that route's status.
+    status = BY_NAME["call_tool"].status
+
+    def attempt(uow: UnitOfWork) -> dict[str, Any]:
+        with uow.viewing(lambda result: Answer(status, views.tool_result(result))):
+            return views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
+
+    out = run(
+        Keyed(
+            lambda: open_call(execution, tool, raw, key, proof, token),
+            attempt,
+            lambda body: Answer(status, body),
+            # A refusal of the call itself (a bad proof, an unknown tool) is not the key's answer: the
+            # model's refusals come back as results, and those are recorded.
+            refusals=False,
+        )
+    )
+    return dict(out.answer.body) if isinstance(out, Replay) else out
+
+
+def open_call(
+    execution_id: str, tool: str, raw_input: object, key: str, secret: str | None, token: str | None
+) -> UnitOfWork:
+    """The unit of work of a keyed call of the in-account tool function, scoped to the caller it proves to be.
+
+    A call proven by the execution's secret is scoped to that execution (whose principal is fixed), and
+    the secret is checked before any record is used."""
+    from agent_memory.core.ids import digests_equal, parse_token, token_digest
+    from agent_memory.core.ports import Ref
+    from agent_memory.core.resolver import _unauthenticated
+
+    print_ = fingerprint("INVOKE", "tool_invoke", {"execution": execution_id, "tool": tool}, raw_input)
+    store = services.resolver().store
+    presented = parse_token(token) if token else None
+    if presented is not None and not secret:
+        uow = unit_of_work(presented.principal_id, key, print_)
+        ref = Ref.idempotency(uow.scope, uow.key_digest)
+        _, got = services.resolver().first_round(presented, [ref])
+    else:
+        uow = unit_of_work(f"execution:{execution_id}", key, print_)
+        ref = Ref.idempotency(uow.scope, uow.key_digest)
+        eref = Ref.execution(execution_id)
+        got = store.get_many([eref, ref])
+        ex = got[eref]
+        if ex is None or not digests_equal(ex.secret_digest or "", token_digest(secret or "")):
+            raise _unauthenticated()
+    judge(uow, got[ref])
+    return uow
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""Route handlers, one module per area; the route contract (contract.py) names each one."""
+"""Route handlers, one module per area; the route contract (contract.py) names each one.
+
+A handler answers a body (None for no content) or a glue.Shown; the status is always its route's.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_memory.api.errors import ApiError
-from agent_memory.core.idempotency import answering
 from agent_memory.edges import services
-from agent_memory.edges.http.glue import Reply, Request
+from agent_memory.edges.http.glue import Request, answer_of, reply_of
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -19,16 +21,19 @@ M = TypeVar("M", bound="BaseModel")
 T = TypeVar("T")
 
 
-def no_content(_: object) -> Reply:
-    return Reply(204)
+def no_content(_: object) -> None:
+    return None
 
 
-def answered(render: Callable[[T], Reply], run: Callable[[], T]) -> Reply:
-    """Run a mutation and render its result. Under an Idempotency-Key the service renders the same answer
-    just before its commit, so the commit can record it (idempotency.py)."""
-    with answering(render):
+def answered(req: Request, view: Callable[[T], object], run: Callable[[], T]) -> object:
+    """Run a mutation and show its result. Under an Idempotency-Key the service settles the same answer,
+    with the route's status, just before its commit, so the commit can record it (core/idempotency.py)."""
+    if req.uow is None:
+        return view(run())
+    route = req.route
+    with req.uow.viewing(lambda r: answer_of(reply_of(route, view(r)))):
         result = run()
-    return render(result)
+    return view(result)
 
 
 def parsed(req: Request, model: type[M], data: Any = None, prefix: str = "") -> M:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_memory.api.errors import ApiError
 from agent_memory.edges import services
-from agent_memory.edges.http.glue import Reply, Request
+from agent_memory.edges.http.glue import Request
 from agent_memory.edges.http.handlers import answered, no_content, parsed
 from agent_memory.render import views
 
@@ -23,12 +23,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def create_execution(req: Request) -> Reply:
+def create_execution(req: Request) -> object:
     from agent_memory.edges.requests.executions import CreateExecution
 
     e = parsed(req, CreateExecution).execution
     p = req.params
     return answered(
+        req,
         _execution,
         lambda: services.executions().create(
             req.token,
@@ -44,52 +45,55 @@ def create_execution(req: Request) -> Reply:
     )
 
 
-def _execution(new: NewExecution) -> Reply:
-    return Reply(201, {"execution": views.execution(new.execution), "secret": new.secret})
+def _execution(new: NewExecution) -> object:
+    return {"execution": views.execution(new.execution), "secret": new.secret}
 
 
-def stop_execution(req: Request) -> Reply:
+def stop_execution(req: Request) -> object:
     return answered(
-        lambda ex: Reply(200, {"execution": views.execution(ex, stopped=True)}),
+        req,
+        lambda ex: {"execution": views.execution(ex, stopped=True)},
         lambda: services.executions().stop(req.token, req.params["execution_public_id"]),
     )
 
 
-def _tool_result(result: ToolResult) -> Reply:
-    return Reply(200, views.tool_result(result))
+def _tool_result(result: ToolResult) -> object:
+    return views.tool_result(result)
 
 
-def call_tool(req: Request) -> Reply:
+def call_tool(req: Request) -> object:
     from agent_memory.edges.requests.executions import CallTool
 
     body = parsed(req, CallTool)
     p = req.params
     return answered(
-        _tool_result, lambda: services.tools().call(p["execution_public_id"], p["tool_name"], body.input, req.token)
+        req,
+        _tool_result,
+        lambda: services.tools().call(p["execution_public_id"], p["tool_name"], body.input, req.token),
     )
 
 
-def tool_schemas(req: Request) -> Reply:
+def tool_schemas(req: Request) -> object:
     from agent_memory.edges.tools.dispatch import tool_schemas as schemas
 
-    return Reply(200, {"tools": schemas(req.query.get("format") or "anthropic")})
+    return {"tools": schemas(req.query.get("format") or "anthropic")}
 
 
-def execution_memory_block(req: Request) -> Reply:
+def execution_memory_block(req: Request) -> object:
     from agent_memory.edges.requests.executions import ExecutionMemoryBlock, ExecutionMemoryBlockFields
 
     # Every field has a default, so an empty body asks for the default block.
     b = parsed(req, ExecutionMemoryBlock).memory_block if req.body or req.body_error else ExecutionMemoryBlockFields()
     ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
-    return Reply(200, {"memory_block": views.block(services.block().assemble_session(ex, ctx, b.budget_bytes))})
+    return {"memory_block": views.block(services.block().assemble_session(ex, ctx, b.budget_bytes))}
 
 
 # ---- the session's file tree ------------------------------------------------------------------------------
 
 
-def execution_mounts(req: Request) -> Reply:
+def execution_mounts(req: Request) -> object:
     ex, _ = services.resolver().execution(req.params["execution_public_id"], req.token)
-    return Reply(200, {"mounts": [views.mount(m) for m in ex.mounts]})
+    return {"mounts": [views.mount(m) for m in ex.mounts]}
 
 
 def _placed(req: Request) -> tuple[Any, Any]:
@@ -102,27 +106,24 @@ def _placed(req: Request) -> tuple[Any, Any]:
     return f, locate(ex, ctx, f.path)
 
 
-def _session_file(status: int) -> Any:
-    return lambda loc: Reply(status, {"file": views.file(loc)})
+def _session_file(loc: Any) -> object:
+    return {"file": views.file(loc)}
 
 
-def session_files_list(req: Request) -> Reply:
+def session_files_list(req: Request) -> object:
     from agent_memory.domain.memories.mounts import SessionFiles
     from agent_memory.edges.requests.executions import SessionFile
 
     f = parsed(req, SessionFile).file
     ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token)
     rows = SessionFiles(services.memory()).listing(ex, ctx, f.path)
-    return Reply(
-        200,
-        {"files": [views.file_summary(loc.document, path) for path, loc in rows], "roots": views.roots(ctx)},
-    )
+    return {"files": [views.file_summary(loc.document, path) for path, loc in rows], "roots": views.roots(ctx)}
 
 
-def session_file_show(req: Request) -> Reply:
+def session_file_show(req: Request) -> object:
     _, placed = _placed(req)
     loc = services.memory().show(placed.context, placed.path)
-    return Reply(200, {"file": views.file(_absolute(placed, loc))})
+    return {"file": views.file(_absolute(placed, loc))}
 
 
 def _required(value: str | None, field: str) -> str:
@@ -131,12 +132,13 @@ def _required(value: str | None, field: str) -> str:
     return value
 
 
-def session_file_write(req: Request) -> Reply:
+def session_file_write(req: Request) -> object:
     f, placed = _placed(req)
     content = _required(f.content, "content")
     placed.require_writable()
     return answered(
-        _session_file(201),
+        req,
+        _session_file,
         _committed(
             (placed,),
             lambda: _absolute(
@@ -153,12 +155,13 @@ def session_file_write(req: Request) -> Reply:
     )
 
 
-def session_file_edit(req: Request) -> Reply:
+def session_file_edit(req: Request) -> object:
     f, placed = _placed(req)
     old, new = _required(f.old_text, "old_text"), _required(f.new_text, "new_text")
     placed.require_writable()
     return answered(
-        _session_file(200),
+        req,
+        _session_file,
         _committed(
             (placed,),
             lambda: _absolute(placed, services.memory().edit(placed.context, placed.path, old, new, f.expected)),
@@ -166,15 +169,17 @@ def session_file_edit(req: Request) -> Reply:
     )
 
 
-def session_file_delete(req: Request) -> Reply:
+def session_file_delete(req: Request) -> object:
     f, placed = _placed(req)
     placed.require_writable()
     return answered(
-        no_content, _committed((placed,), lambda: services.memory().delete(placed.context, placed.path, f.expected))
+        req,
+        no_content,
+        _committed((placed,), lambda: services.memory().delete(placed.context, placed.path, f.expected)),
     )
 
 
-def session_file_rename(req: Request) -> Reply:
+def session_file_rename(req: Request) -> object:
     from agent_memory.domain.memories.mounts import locate_all, relative_paths
     from agent_memory.edges.requests.executions import SessionFileRename
 
@@ -188,7 +193,8 @@ def session_file_rename(req: Request) -> Reply:
     old.require_writable()
     new.require_writable()
     return answered(
-        _session_file(201),
+        req,
+        _session_file,
         _committed(
             (old, new),
             lambda: _absolute(

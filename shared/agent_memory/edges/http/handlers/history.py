@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_memory.edges import services
-from agent_memory.edges.http.glue import Reply, Request
+from agent_memory.edges.http.glue import Request
 from agent_memory.edges.http.handlers import answered, parsed
 from agent_memory.render import views
 
@@ -39,11 +39,11 @@ def _source_context(req: Request, p: PromoteFields, ws: str) -> Context:
     return r.profile(req.token, paths=(src.path,), speaker_selector=src.speaker_public_id, versions=numbers)
 
 
-def _promoted(loc: Located) -> Reply:
-    return Reply(201, {"memory": views.document(loc)})
+def _promoted(loc: Located) -> object:
+    return {"memory": views.document(loc)}
 
 
-def promote(req: Request) -> Reply:
+def promote(req: Request) -> object:
     from agent_memory.edges.requests.memory import Promote
 
     p = parsed(req, Promote).promote
@@ -59,6 +59,7 @@ def promote(req: Request) -> Reply:
         source = _source_context(req, p, ws)
         target = r.workspace(req.token, ws, paths=(p.target_path,), write=True)
     return answered(
+        req,
         _promoted,
         lambda: services.history().promote(
             source, p.source.path, p.source.lock_version, target, p.target_path, p.expected, description=p.description

@@ -3,11 +3,10 @@ through the Memory's one root), leases, promote, Git sync, agents' attachments a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent_memory.edges import services
-from agent_memory.edges.http.glue import Reply, Request
+from agent_memory.edges.http.glue import Request, Shown
 from agent_memory.edges.http.handlers import answered, no_content, parsed
 from agent_memory.render import views
 
@@ -20,12 +19,12 @@ if TYPE_CHECKING:
     from agent_memory.domain.memories.service import MemoryView
 
 
-def _memory(status: int) -> Callable[[MemoryView], Reply]:
-    return lambda view: Reply(status, {"memory": views.memory(view)})
+def _memory(view: MemoryView) -> object:
+    return {"memory": views.memory(view)}
 
 
-def _file(status: int) -> Callable[[Located], Reply]:
-    return lambda loc: Reply(status, {"file": views.file(loc)})
+def _file(loc: Located) -> object:
+    return {"file": views.file(loc)}
 
 
 def _door(req: Request, paths: tuple[MemoryPath, ...] = (), versions: tuple[int, ...] = ()) -> MemoryDoor:
@@ -39,7 +38,7 @@ def _door(req: Request, paths: tuple[MemoryPath, ...] = (), versions: tuple[int,
 # ---- the Memory ----------------------------------------------------------------------------------------
 
 
-def create_memory(req: Request) -> Reply:
+def create_memory(req: Request) -> object:
     from agent_memory.domain.memories.service import MemorySpec
     from agent_memory.edges.requests.memories import CreateMemory
 
@@ -52,22 +51,22 @@ def create_memory(req: Request) -> Reply:
         default=None if m.default is None else m.default.value(),
         access=None if m.access is None else m.access.value(),
     )
-    return answered(_memory(201), lambda: services.memories().create(req.token, spec))
+    return answered(req, _memory, lambda: services.memories().create(req.token, spec))
 
 
-def list_memories(req: Request) -> Reply:
+def list_memories(req: Request) -> object:
     from agent_memory.edges.requests.memories import MemoriesQuery
 
     q = parsed(req, MemoriesQuery, {"limit": req.query.get("limit"), "cursor": req.query.get("cursor")})
-    return Reply(200, views.memory_page(services.memories().listing(req.token, q.limit, q.cursor)))
+    return views.memory_page(services.memories().listing(req.token, q.limit, q.cursor))
 
 
-def show_memory(req: Request) -> Reply:
+def show_memory(req: Request) -> object:
     view = services.memories().show(req.token, req.params["memory_id"])
-    return Reply(200, {"memory": views.memory(view)})
+    return {"memory": views.memory(view)}
 
 
-def update_memory(req: Request) -> Reply:
+def update_memory(req: Request) -> object:
     from agent_memory.domain.memories.service import MemoryPatch
     from agent_memory.edges.requests.memories import PatchMemory
 
@@ -79,25 +78,26 @@ def update_memory(req: Request) -> Reply:
         access_given=m.given("access"),
         access=None if m.access is None else m.access.value(),
     )
-    return answered(_memory(200), lambda: services.memories().patch(req.token, req.params["memory_id"], change))
+    return answered(req, _memory, lambda: services.memories().patch(req.token, req.params["memory_id"], change))
 
 
-def archive_memory(req: Request) -> Reply:
-    return answered(_memory(200), lambda: services.memories().archive(req.token, req.params["memory_id"]))
+def archive_memory(req: Request) -> object:
+    return answered(req, _memory, lambda: services.memories().archive(req.token, req.params["memory_id"]))
 
 
-def delete_memory(req: Request) -> Reply:
-    return answered(no_content, lambda: services.memories().delete(req.token, req.params["memory_id"]))
+def delete_memory(req: Request) -> object:
+    return answered(req, no_content, lambda: services.memories().delete(req.token, req.params["memory_id"]))
 
 
-def sync_memory(req: Request) -> Reply:
+def sync_memory(req: Request) -> object:
     return answered(
-        lambda result: Reply(200, views.sync(result)),
+        req,
+        lambda result: views.sync(result),
         lambda: services.memories().sync(req.token, req.params["memory_id"]),
     )
 
 
-def promote_memory(req: Request) -> Reply:
+def promote_memory(req: Request) -> object:
     from agent_memory.core.paths import parse_document_path, parse_file_path
     from agent_memory.edges.requests.memories import PromoteToMemory
 
@@ -117,7 +117,8 @@ def promote_memory(req: Request) -> Reply:
         else:
             ctx = resolver.workspace(req.token, ws, paths=(path,), versions=(src.lock_version,))
     return answered(
-        _memory(201),
+        req,
+        _memory,
         lambda: services.memories().promote(
             req.token,
             ctx,
@@ -135,7 +136,7 @@ def promote_memory(req: Request) -> Reply:
 # ---- files -----------------------------------------------------------------------------------------------
 
 
-def list_files(req: Request) -> Reply:
+def list_files(req: Request) -> object:
     from agent_memory.edges.requests.memories import FilesQuery
 
     q = parsed(
@@ -144,85 +145,87 @@ def list_files(req: Request) -> Reply:
         {"prefix": req.query.get("prefix"), "limit": req.query.get("limit"), "cursor": req.query.get("cursor")},
     )
     page = services.memories().files(req.token, req.params["memory_id"], q.prefix, q.limit, q.cursor)
-    return Reply(200, views.file_page(page))
+    return views.file_page(page)
 
 
-def show_file(req: Request) -> Reply:
+def show_file(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileShow
 
     f = parsed(req, FileShow).file
     ctx = _door(req, (f.path,)).context
-    return Reply(200, {"file": views.file(services.memory().show(ctx, f.path))})
+    return {"file": views.file(services.memory().show(ctx, f.path))}
 
 
-def write_file(req: Request) -> Reply:
+def write_file(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileWrite
 
     f = parsed(req, FileWrite).file
     ctx = _door(req, (f.path,)).context
     return answered(
-        _file(201),
+        req,
+        _file,
         lambda: services.memory().write(
             ctx, f.path, f.content, f.expected, overwrite=f.conflict_resolution == "overwrite"
         ),
     )
 
 
-def edit_file(req: Request) -> Reply:
+def edit_file(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileEdit
 
     f = parsed(req, FileEdit).file
     ctx = _door(req, (f.path,)).context
-    return answered(_file(200), lambda: services.memory().edit(ctx, f.path, f.old_text, f.new_text, f.expected))
+    return answered(req, _file, lambda: services.memory().edit(ctx, f.path, f.old_text, f.new_text, f.expected))
 
 
-def delete_file(req: Request) -> Reply:
+def delete_file(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileDelete
 
     f = parsed(req, FileDelete).file
     ctx = _door(req, (f.path,)).context
-    return answered(no_content, lambda: services.memory().delete(ctx, f.path, f.expected))
+    return answered(req, no_content, lambda: services.memory().delete(ctx, f.path, f.expected))
 
 
-def grep_files(req: Request) -> Reply:
+def grep_files(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileGrep
 
     f = parsed(req, FileGrep).file
     ctx = _door(req).context
     prefix = f.path if f.path is not None and f.path.rest else None
-    return Reply(200, views.grep(services.memory().grep(ctx, f.pattern, prefix, f.ignore_case, f.limit)))
+    return views.grep(services.memory().grep(ctx, f.pattern, prefix, f.ignore_case, f.limit))
 
 
-def file_versions(req: Request) -> Reply:
+def file_versions(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileVersions
 
     f = parsed(req, FileVersions).file
     ctx = _door(req, (f.path,)).context
-    return Reply(200, views.version_page(services.history().versions(ctx, f.path, f.limit, f.cursor)))
+    return views.version_page(services.history().versions(ctx, f.path, f.limit, f.cursor))
 
 
-def show_file_version(req: Request) -> Reply:
+def show_file_version(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileVersionShow
 
     f = parsed(req, FileVersionShow).file
     ctx = _door(req, (f.path,), (f.lock_version,)).context
-    return Reply(200, {"version": views.shown_version(services.history().show(ctx, f.path, f.lock_version))})
+    return {"version": views.shown_version(services.history().show(ctx, f.path, f.lock_version))}
 
 
-def rollback_file(req: Request) -> Reply:
+def rollback_file(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileRollback
 
     f = parsed(req, FileRollback).file
     ctx = _door(req, (f.path,), (f.lock_version,)).context
-    return answered(_file(201), lambda: services.history().rollback(ctx, f.path, f.lock_version, f.expected))
+    return answered(req, _file, lambda: services.history().rollback(ctx, f.path, f.lock_version, f.expected))
 
 
-def lease_file(req: Request) -> Reply:
+def lease_file(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileLease
 
     f = parsed(req, FileLease).file
     return answered(
-        lambda lease: Reply(200, {"lease": views.lease(lease)}),
+        req,
+        lambda lease: {"lease": views.lease(lease)},
         lambda: services.memories().lease(req.token, req.params["memory_id"], f.path, f.seconds),
     )
 
@@ -230,15 +233,15 @@ def lease_file(req: Request) -> Reply:
 # ---- agents -------------------------------------------------------------------------------------------------
 
 
-def _agent(a: Agent) -> Reply:
-    return Reply(200, {"agent": views.agent(a)})
+def _agent(a: Agent) -> object:
+    return {"agent": views.agent(a)}
 
 
-def show_agent(req: Request) -> Reply:
+def show_agent(req: Request) -> object:
     return _agent(services.memories().agent(req.token, req.params["agent_public_id"]))
 
 
-def update_agent(req: Request) -> Reply:
+def update_agent(req: Request) -> object:
     from agent_memory.domain.memories.service import AgentPatch
     from agent_memory.edges.requests.memories import PatchAgent
 
@@ -248,25 +251,27 @@ def update_agent(req: Request) -> Reply:
         deployment_given=a.given("deployment"),
         deployment=a.deployment,
     )
-    return answered(_agent, lambda: services.memories().update_agent(req.token, req.params["agent_public_id"], change))
+    return answered(
+        req, _agent, lambda: services.memories().update_agent(req.token, req.params["agent_public_id"], change)
+    )
 
 
-def agent_memories(req: Request) -> Reply:
+def agent_memories(req: Request) -> object:
     rows = services.memories().effective(req.token, req.params["agent_public_id"])
-    return Reply(200, views.effective_memories(rows))
+    return views.effective_memories(rows)
 
 
 # ---- the map -------------------------------------------------------------------------------------------------
 
 
-def memory_map(req: Request) -> Reply:
-    return Reply(200, services.memories().graph(req.token))
+def memory_map(req: Request) -> object:
+    return services.memories().graph(req.token)
 
 
-def memory_map_page(req: Request) -> Reply:
+def memory_map_page(req: Request) -> object:
     from agent_memory.render.mapview import CONTENT_SECURITY_POLICY, render_map_html
 
     page = render_map_html(services.memories().graph(req.token))
     # The page's own policy, sent as a header too: no script, no fetch, whatever a name holds.
     headers = {"content-type": "text/html; charset=utf-8", "content-security-policy": CONTENT_SECURITY_POLICY}
-    return Reply(200, page, headers)
+    return Shown(page, headers)

@@ -3,11 +3,10 @@ the door."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent_memory.edges import services
-from agent_memory.edges.http.glue import Reply, Request
+from agent_memory.edges.http.glue import Request, Shown
 from agent_memory.edges.http.handlers import answered, no_content, parsed
 from agent_memory.render import views
 
@@ -48,32 +47,32 @@ def _open(
     )
 
 
-def _shown(status: int) -> Callable[[Located], Reply]:
-    return lambda loc: Reply(status, {"memory": views.document(loc)})
+def _shown(loc: Located) -> object:
+    return {"memory": views.document(loc)}
 
 
-def _shown_version(shown: ShownVersion) -> Reply:
-    return Reply(200, {"version": views.shown_version(shown)})
+def _shown_version(shown: ShownVersion) -> object:
+    return {"version": views.shown_version(shown)}
 
 
-def list_memory(req: Request) -> Reply:
+def list_memory(req: Request) -> object:
     from agent_memory.edges.requests.memory import Selector
 
     selector = parsed(req, Selector, {"speaker_public_id": req.query.get("memory[speaker_public_id]")}, "memory")
     ctx = _open(req, (), selector.speaker_public_id, write=False)
-    return Reply(200, {"memory": views.listing(services.memory().listing(ctx))})
+    return {"memory": views.listing(services.memory().listing(ctx))}
 
 
-def show_memory(req: Request) -> Reply:
+def show_memory(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryShow
 
     m = parsed(req, MemoryShow).memory
     # Paths are parsed before any I/O, so the document rides in the resolver's first batch.
     ctx = _open(req, (m.path,), m.speaker_public_id, write=False)
-    return Reply(200, {"memory": views.document(services.memory().show(ctx, m.path))})
+    return {"memory": views.document(services.memory().show(ctx, m.path))}
 
 
-def write_memory(req: Request) -> Reply:
+def write_memory(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryWrite
 
     m = parsed(req, MemoryWrite).memory
@@ -81,7 +80,8 @@ def write_memory(req: Request) -> Reply:
     # the commit would refuse is refused before its content is stored, at no extra request.
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, late_paths=False)
     return answered(
-        _shown(201),
+        req,
+        _shown,
         lambda: services.memory().write(
             ctx,
             m.path,
@@ -95,33 +95,35 @@ def write_memory(req: Request) -> Reply:
     )
 
 
-def edit_memory(req: Request) -> Reply:
+def edit_memory(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryEdit
 
     m = parsed(req, MemoryEdit).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True)
     return answered(
-        _shown(200),
+        req,
+        _shown,
         lambda: services.memory().edit(
             ctx, m.path, m.old_text, m.new_text, m.expected, expected_context_revision=m.expected_context_revision
         ),
     )
 
 
-def grep_memory(req: Request) -> Reply:
+def grep_memory(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryGrep
 
     m = parsed(req, MemoryGrep).memory
     ctx = _open(req, (), m.speaker_public_id, write=False)
-    return Reply(200, views.grep(services.memory().grep(ctx, m.pattern, m.path, m.ignore_case, m.limit)))
+    return views.grep(services.memory().grep(ctx, m.pattern, m.path, m.ignore_case, m.limit))
 
 
-def delete_memory(req: Request) -> Reply:
+def delete_memory(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryDelete
 
     m = parsed(req, MemoryDelete).memory
     ctx = _open(req, (), m.speaker_public_id, write=True)
     return answered(
+        req,
         no_content,
         lambda: services.memory().delete(
             ctx, m.path, m.expected, expected_context_revision=m.expected_context_revision
@@ -132,63 +134,66 @@ def delete_memory(req: Request) -> Reply:
 # ---- history: every door serves the same four verbs ------------------------------------------------
 
 
-def list_versions(req: Request) -> Reply:
+def list_versions(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryVersions
 
     m = parsed(req, MemoryVersions).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=False)
-    return Reply(200, views.version_page(services.history().versions(ctx, m.path, m.limit, m.cursor)))
+    return views.version_page(services.history().versions(ctx, m.path, m.limit, m.cursor))
 
 
-def show_version(req: Request) -> Reply:
+def show_version(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryVersionShow
 
     m = parsed(req, MemoryVersionShow).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=False, versions=(m.lock_version,))
-    return Reply(200, {"version": views.shown_version(services.history().show(ctx, m.path, m.lock_version))})
+    return {"version": views.shown_version(services.history().show(ctx, m.path, m.lock_version))}
 
 
-def rollback_version(req: Request) -> Reply:
+def rollback_version(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryVersionChange
 
     m = parsed(req, MemoryVersionChange).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
     return answered(
-        _shown(201),
+        req,
+        _shown,
         lambda: services.history().rollback(
             ctx, m.path, m.lock_version, m.expected, expected_context_revision=m.expected_context_revision
         ),
     )
 
 
-def redact_version(req: Request) -> Reply:
+def redact_version(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryVersionChange
 
     m = parsed(req, MemoryVersionChange).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
     return answered(
+        req,
         _shown_version,
         lambda: services.history().redact(ctx, m.path, m.lock_version, m.expected),
     )
 
 
-def review_version(req: Request) -> Reply:
+def review_version(req: Request) -> object:
     from agent_memory.edges.requests.memory import MemoryReview
 
     m = parsed(req, MemoryReview).memory
     ctx = _open(req, (m.path,), m.speaker_public_id, write=True, versions=(m.lock_version,))
     return answered(
+        req,
         _reviewed,
         lambda: services.history().review(ctx, m.path, m.lock_version, m.decision, m.expected),
     )
 
 
-def _reviewed(loc: Located | None) -> Reply:
+def _reviewed(loc: Located | None) -> object:
     # A rejection with no earlier version to restore deletes the document: nothing is left to show.
-    return Reply(204) if loc is None else Reply(200, {"memory": views.document(loc)})
+    return None if loc is None else {"memory": views.document(loc)}
 
 
-def export_memory(req: Request) -> Reply:
+def export_memory(req: Request) -> object:
     """A door's export as NDJSON, one document a line; the next page's cursor in a header."""
     from agent_memory.edges.requests.memory import ExportQuery
     from agent_memory.render.export import Exporter
@@ -204,4 +209,4 @@ def export_memory(req: Request) -> Reply:
     headers = {"content-type": "application/x-ndjson; charset=utf-8"}
     if page.next_cursor:
         headers["export-next-cursor"] = page.next_cursor
-    return Reply(200, page.ndjson(), headers)
+    return Shown(page.ndjson(), headers)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agent_memory.edges.http.glue import Reply, Request
+from agent_memory.edges.http.glue import Request
 
 
-def openapi_document(req: Request) -> Reply:
+def openapi_document(req: Request) -> object:
     # The document is built from every request model and tool schema: imported on the first request.
     from agent_memory.edges.http import openapi
 
-    return Reply(200, openapi.document())
+    return openapi.document()

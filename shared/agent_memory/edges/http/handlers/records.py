@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_memory.edges import services
-from agent_memory.edges.http.glue import Reply, Request
+from agent_memory.edges.http.glue import Request, Shown
 from agent_memory.edges.http.handlers import answered, no_content, parsed
 from agent_memory.render import views
 
@@ -20,15 +20,16 @@ def _ws(req: Request) -> str:
     return req.params["workspace_public_id"]
 
 
-def _appended(a: Appended) -> Reply:
-    return Reply(a.status, views.appended(a))
+def _appended(a: Appended) -> object:
+    # A line merged into a record already there is answered with the route's alternative status.
+    return Shown(views.appended(a), alternative=a.merged)
 
 
-def _record(rec: TypedRecord | None) -> Reply:
-    return Reply(204) if rec is None else Reply(200, {"record": views.record(rec)})
+def _record(rec: TypedRecord | None) -> object:
+    return None if rec is None else {"record": views.record(rec)}
 
 
-def append_record(req: Request) -> Reply:
+def append_record(req: Request) -> object:
     from agent_memory.domain.records.service import RecordSpec
     from agent_memory.edges.requests.records import AppendRecord
 
@@ -49,19 +50,20 @@ def append_record(req: Request) -> Reply:
         valid_to=r.valid_to,
         supersedes=r.supersedes,
     )
-    return answered(_appended, lambda: services.records().append(req.token, _ws(req), spec))
+    return answered(req, _appended, lambda: services.records().append(req.token, _ws(req), spec))
 
 
-def show_record(req: Request) -> Reply:
+def show_record(req: Request) -> object:
     return _record(services.records().show(req.token, _ws(req), req.params["record_public_id"]))
 
 
-def update_record(req: Request) -> Reply:
+def update_record(req: Request) -> object:
     from agent_memory.edges.requests.records import UpdateRecord
 
     r = parsed(req, UpdateRecord).record
     tags = None if r.tags is None else (r.tags.facet, r.tags.labels)
     return answered(
+        req,
         _record,
         lambda: services.records().update(
             req.token, _ws(req), req.params["record_public_id"], r.expected_lock_version, r.content, tags
@@ -69,26 +71,27 @@ def update_record(req: Request) -> Reply:
     )
 
 
-def delete_record(req: Request) -> Reply:
+def delete_record(req: Request) -> object:
     from agent_memory.edges.requests.records import DeleteRecord
 
     r = parsed(req, DeleteRecord).record
     return answered(
+        req,
         no_content,
         lambda: services.records().delete(req.token, _ws(req), req.params["record_public_id"], r.expected_lock_version),
     )
 
 
-def review_record(req: Request) -> Reply:
+def review_record(req: Request) -> object:
     from agent_memory.edges.requests.records import ReviewRecord
 
     decision = parsed(req, ReviewRecord).review.decision
     return answered(
-        _record, lambda: services.records().review(req.token, _ws(req), req.params["record_public_id"], decision)
+        req, _record, lambda: services.records().review(req.token, _ws(req), req.params["record_public_id"], decision)
     )
 
 
-def search_records(req: Request) -> Reply:
+def search_records(req: Request) -> object:
     from agent_memory.domain.records.service import SearchSpec
     from agent_memory.edges.requests.records import SearchRecords
 
@@ -106,20 +109,21 @@ def search_records(req: Request) -> Reply:
         limit=s.limit,
         cursor=s.cursor,
     )
-    return Reply(200, views.record_search(services.records().search(req.token, _ws(req), spec)))
+    return views.record_search(services.records().search(req.token, _ws(req), spec))
 
 
-def consolidate_records(req: Request) -> Reply:
+def consolidate_records(req: Request) -> object:
     from agent_memory.edges.requests.records import ConsolidateRecords
 
     c = parsed(req, ConsolidateRecords).consolidate
     return answered(
-        lambda result: Reply(200, views.consolidation(result)),
+        req,
+        lambda result: views.consolidation(result),
         lambda: services.records().consolidate(req.token, _ws(req), c.run_id, c.extraction_instructions),
     )
 
 
-def export_records(req: Request) -> Reply:
+def export_records(req: Request) -> object:
     """The workspace's records as NDJSON, one a line, masked; the next page's cursor in a header."""
     from agent_memory.edges.requests.memory import ExportQuery
 
@@ -128,4 +132,4 @@ def export_records(req: Request) -> Reply:
     headers = {"content-type": "application/x-ndjson; charset=utf-8"}
     if page.next_cursor:
         headers["export-next-cursor"] = page.next_cursor
-    return Reply(200, views.record_lines(page), headers)
+    return Shown(views.record_lines(page), headers)
