@@ -1,0 +1,515 @@
+"""Stored item formats are data on disk: every kind's item, as the store writes it, is pinned here.
+
+The expected items in snapshots/items.json were taken from the store before its item kinds moved into one
+registry; users' local data dirs and deployed tables hold items spelled exactly so. Each sample is written
+with its `*_item` mapper, compared with the pinned wire item, and read back with its `*_row` mapper to the
+same row. Rows written by update expressions (no `*_item` of their own) pin how a stored item reads back.
+A change to a mapper that alters a stored spelling fails here: change the snapshot only together with a
+migration of the stored data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_memory.core.idempotency import Answer, Record
+from agent_memory.core.model import (
+    DEFAULT_EXECUTION_TTL_SECONDS,
+    Account,
+    Agent,
+    Ancestor,
+    Anchor,
+    Attachment,
+    Author,
+    Conversation,
+    Document,
+    EntryPage,
+    Execution,
+    ExecutionStop,
+    ForkBase,
+    FrozenBinding,
+    GitOrigin,
+    Human,
+    Lease,
+    Member,
+    MemoryAccess,
+    MemoryDefault,
+    MemoryReference,
+    MemoryStats,
+    MergedFrom,
+    Mount,
+    OrgMemory,
+    PromotedFrom,
+    Quarantine,
+    RecordClaim,
+    RunLine,
+    Speaker,
+    StoreEntry,
+    TokenRow,
+    TypedRecord,
+    Version,
+    Workspace,
+)
+from agent_memory.core.ports import Ref
+from agent_memory.store import items, keys
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "items.json"
+
+AUTHOR = Author("agent", "ag_1", "Scout", "ex_1", "c0ffee")
+HUMAN_AUTHOR = Author("human", "hu_1")
+QUARANTINE = Quarantine(
+    "released", ("inj.a", "inj.b"), "rules-3", Author("human", "hu_2", "Rev"), "2026-01-02T00:00:00.000Z"
+)
+ANCHOR = Anchor("conversation", "cv_1")
+SPEAKER_ANCHOR = Anchor("speaker", "ag_1", "sp_1")
+PROMOTED = PromotedFrom("an_1", "/notes/a.md", "doc_1", 3, "mem_1", HUMAN_AUTHOR, "2026-01-03T00:00:00.000Z")
+PROMOTED_BARE = PromotedFrom("an_2", "/b.md", "doc_2", 1)
+ORG = OrgMemory(
+    "mem_1",
+    "acc_1",
+    "team",
+    "what the team knows",
+    "git",
+    HUMAN_AUTHOR,
+    "2026-01-01T00:00:00.000Z",
+    archived=True,
+    git=GitOrigin("https://example.com/r.git", "main", "docs", "abc123"),
+    default=MemoryDefault("deployment", "prod", "readOnly", True),
+    access=MemoryAccess(("hu_1", "hu_2"), ("ws_1",)),
+    promoted_from=PROMOTED,
+    attachment_count=2,
+    revision=5,
+)
+ORG_BARE = OrgMemory("mem_2", "acc_1", "plain", "", "native", AUTHOR, "2026-01-01T00:00:00.000Z")
+EXECUTION = Execution(
+    "ex_1",
+    "ws_1",
+    "cv_1",
+    "acc_1",
+    "ag_1",
+    "human",
+    "hu_1",
+    "sp_1",
+    [
+        FrozenBinding("notes", "conversation", "read_write", "an_1", conversation_public_id="cv_1"),
+        FrozenBinding("me", "speaker", "read", "an_2", speaker_public_id="sp_1", agent_public_id="ag_1"),
+    ],
+    ["memory", "records"],
+    "2026-01-01T00:00:00.000Z",
+    parent_id="ex_0",
+    mail_from_id="ex_9",
+    expires_at=1767312000,
+    secret_digest="d1",
+    principal_name="Ada",
+    mounts=[
+        Mount("/memories/team", "memory", "readwrite", "git", "mem_1", "team", True, "shared notes"),
+        Mount("/memories/team/sub", "memory", "readonly", memory_id="mem_1"),
+        Mount("/agent", "agent", "readonly"),
+    ],
+    ancestors=[Ancestor("ex_0", "cv_0")],
+)
+EXECUTION_BARE = Execution(
+    "ex_2", "ws_1", "cv_1", "acc_1", None, "agent", "ag_1", None, [], [], "2026-01-01T00:00:00.000Z", expires_at=5
+)
+DOCUMENT = Document(
+    SPEAKER_ANCHOR,
+    "/a/b.md",
+    "doc_1",
+    4,
+    120,
+    "f" * 64,
+    "a note",
+    "2026-01-01T00:00:00.000Z",
+    "content/k1",
+    AUTHOR,
+    ("email", "phone"),
+    QUARANTINE,
+)
+DOCUMENT_BARE = Document(
+    ANCHOR, "/c.md", "doc_2", 1, 0, "e" * 64, None, "2026-01-01T00:00:00.000Z", "content/k2", HUMAN_AUTHOR
+)
+VERSION = Version(
+    ANCHOR,
+    "/a/b#c.md",
+    "doc_1",
+    7,
+    99,
+    "d" * 64,
+    "desc",
+    "2026-01-01T00:00:00.000Z",
+    "content/k3",
+    AUTHOR,
+    "merge",
+    1767312000.0,
+    overwrote_concurrent_edit=True,
+    rolled_back_from=3,
+    renamed_from="/old.md",
+    promoted_from=PROMOTED_BARE,
+    forked_from="cv_0",
+    redacted_at="2026-01-04T00:00:00.000Z",
+    redacted_by=HUMAN_AUTHOR,
+    pii=("email",),
+    quarantine=Quarantine("pending", ("r1",), "rules-3"),
+    handed_off=True,
+    merged_from=MergedFrom("cv_2", "doc_9", 2),
+)
+VERSION_BARE = Version(
+    ANCHOR, "/v.md", "doc_3", 1, 5, "c" * 64, None, "2026-01-01T00:00:00.000Z", None, HUMAN_AUTHOR, "write", 17.0
+)
+RECORD = TypedRecord(
+    "rec_1",
+    "ws_1",
+    "Workspace",
+    "fact",
+    "the sky is blue",
+    AUTHOR,
+    "2026-01-01T00:00:00.000Z",
+    "2026-01-02T00:00:00.000Z",
+    lock_version=3,
+    facet="weather",
+    labels=("sky", "colour"),
+    run_id="run_1",
+    source_kind="human",
+    source_ref="doc_1",
+    visibility="private",
+    user_id="u_1",
+    observed_at="2026-01-01T00:00:00.000Z",
+    valid_from="2026-01-01T00:00:00.000Z",
+    valid_to="2027-01-01T00:00:00.000Z",
+    supersedes="rec_0",
+    superseded_by="rec_2",
+    mention_count=4,
+    evidence_count=2,
+    pii=("email",),
+    quarantine=QUARANTINE,
+    content_digest="dg",
+    group="grp",
+    operation_id="op_1",
+    last_seen_at="2026-01-05T00:00:00.000Z",
+)
+RECORD_BARE = TypedRecord(
+    "rec_2", "ws_1", "Session", "note", "hello", HUMAN_AUTHOR, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"
+)
+PAGE = EntryPage(
+    "cv_1",
+    2,
+    {
+        "a": StoreEntry("a", 1, '{"x":1}', 7, "2026-01-01T00:00:00.000Z"),
+        "b#c": StoreEntry("b#c", 3, '"s"', 3, "2026-01-02T00:00:00.000Z"),
+    },
+)
+FORK_BASE = ForkBase("cv_2", "cv_1", {"/a.md": ("doc_1", 3), "/b.md": ("doc_2", 1)})
+AGENT = Agent(
+    "ag_1",
+    "acc_1",
+    "hu_1",
+    "scout",
+    "definition",
+    {"tokens": 2000},
+    "2026-01-01T00:00:00.000Z",
+    token_digest="t1",
+    deployment="prod",
+    memories=(Attachment("mem_2", "readOnly", False), Attachment("mem_1", "readWrite", True)),
+    memories_revision=3,
+)
+AGENT_BARE = Agent("ag_2", "acc_1", "hu_1", "prog", "program", None, "2026-01-01T00:00:00.000Z")
+CONVERSATION = Conversation(
+    "cv_1",
+    "ws_1",
+    "acc_1",
+    "hu_1",
+    "2026-01-01T00:00:00.000Z",
+    context_revision=4,
+    archived=True,
+    memory_context={"k": [1, 2]},
+    answering_agent_id="ag_1",
+    parent_public_id="cv_0",
+    forked_at=1767312000,
+)
+CONVERSATION_BARE = Conversation("cv_2", "ws_1", "acc_1", "ag_1", "2026-01-01T00:00:00.000Z")
+WORKSPACE = Workspace(
+    "ws_1", "acc_1", "room", "2026-01-01T00:00:00.000Z", {"search": "exa"}, dedup_enabled=False, created_by="hu_1"
+)
+WORKSPACE_BARE = Workspace("ws_2", "acc_1", "bare", "2026-01-01T00:00:00.000Z")
+IDEM = Record("hu_1", "kd", "fp", Answer(201, {"ok": True, "n": [1, "é"]}), 1767312000)
+LEASE = Lease("mem_1", "/memories/a.md", AUTHOR, 1767312000.25)
+
+# name -> (the item as the store writes it, how it reads back, the row it must read back as)
+WRITTEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], Any] | None, Any]] = {
+    "token": (
+        lambda: items.token_item(TokenRow("sha", "agent", "ag_1", "acc_1", "scout")),
+        items.token_row,
+        TokenRow("sha", "agent", "ag_1", "acc_1", "scout"),
+    ),
+    "token_bare": (
+        lambda: items.token_item(TokenRow("sha2", "human", "hu_1", "acc_1")),
+        items.token_row,
+        TokenRow("sha2", "human", "hu_1", "acc_1"),
+    ),
+    "account": (
+        lambda: items.account_item(Account("acc_1", "Acme", "2026-01-01T00:00:00.000Z", "hu_1")),
+        items.account_row,
+        Account("acc_1", "Acme", "2026-01-01T00:00:00.000Z", "hu_1"),
+    ),
+    "account_bare": (
+        lambda: items.account_item(Account("acc_2", "Bare", "2026-01-01T00:00:00.000Z")),
+        items.account_row,
+        Account("acc_2", "Bare", "2026-01-01T00:00:00.000Z"),
+    ),
+    "human": (
+        lambda: items.human_item(Human("hu_1", "acc_1", "Ada", "2026-01-01T00:00:00.000Z", "t1")),
+        items.human_row,
+        Human("hu_1", "acc_1", "Ada", "2026-01-01T00:00:00.000Z", "t1"),
+    ),
+    "human_bare": (
+        lambda: items.human_item(Human("hu_2", "acc_1", "Bob", "2026-01-01T00:00:00.000Z")),
+        items.human_row,
+        Human("hu_2", "acc_1", "Bob", "2026-01-01T00:00:00.000Z"),
+    ),
+    "agent": (lambda: items.agent_item(AGENT), items.agent_row, AGENT),
+    "agent_bare": (lambda: items.agent_item(AGENT_BARE), items.agent_row, AGENT_BARE),
+    "agent_index": (
+        lambda: items.agent_index_item(AGENT),
+        items.agent_index_row,
+        ("ag_1", "scout", "prod"),
+    ),
+    "definition": (lambda: items.definition_item(AGENT), items.definition_row, "ag_1"),
+    "speaker": (
+        lambda: items.speaker_item(Speaker("sp_1", "acc_1", "ag_1", "Sam", "2026-01-01T00:00:00.000Z")),
+        items.speaker_row,
+        Speaker("sp_1", "acc_1", "ag_1", "Sam", "2026-01-01T00:00:00.000Z"),
+    ),
+    "workspace": (lambda: items.workspace_item(WORKSPACE), items.workspace_row, WORKSPACE),
+    "workspace_bare": (lambda: items.workspace_item(WORKSPACE_BARE), items.workspace_row, WORKSPACE_BARE),
+    "member": (
+        lambda: items.member_item(Member("ws_1", "agent", "ag_1", "curator", "2026-01-01T00:00:00.000Z")),
+        items.member_row,
+        Member("ws_1", "agent", "ag_1", "curator", "2026-01-01T00:00:00.000Z"),
+    ),
+    "conversation": (lambda: items.conversation_item(CONVERSATION), items.conversation_row, CONVERSATION),
+    "conversation_bare": (
+        lambda: items.conversation_item(CONVERSATION_BARE),
+        items.live_conversation_row,
+        CONVERSATION_BARE,
+    ),
+    "room_entry": (lambda: items.room_entry_item(CONVERSATION), None, None),
+    "execution": (lambda: items.execution_item(EXECUTION), items.execution_row, EXECUTION),
+    "execution_bare": (lambda: items.execution_item(EXECUTION_BARE), items.execution_row, EXECUTION_BARE),
+    "memory_mounts": (lambda: {str(i): it for i, it in enumerate(items.memory_mount_items(EXECUTION))}, None, None),
+    "document": (lambda: items.doc_item(DOCUMENT), items.doc_row, DOCUMENT),
+    "document_bare": (lambda: items.doc_item(DOCUMENT_BARE), items.doc_row, DOCUMENT_BARE),
+    "document_elsewhere": (lambda: items.doc_item(DOCUMENT_BARE, Anchor("conversation", "cv_9")), None, None),
+    "version": (
+        lambda: items.version_item(VERSION),
+        lambda it: items.version_row(it, ANCHOR, "/a/b#c.md"),
+        VERSION,
+    ),
+    "version_bare": (
+        lambda: items.version_item(VERSION_BARE),
+        lambda it: items.version_row(it, ANCHOR, "/v.md"),
+        VERSION_BARE,
+    ),
+    "meta": (lambda: items.meta_item(ANCHOR, 12), None, None),
+    "idempotency": (lambda: items.idempotency_item(IDEM, "att_1"), items.idempotency_row, IDEM),
+    "memory": (lambda: items.memory_item(ORG), items.memory_row, ORG),
+    "memory_bare": (lambda: items.memory_item(ORG_BARE), items.memory_row_any, ORG_BARE),
+    "memory_index": (lambda: items.memory_index_item(ORG), None, None),
+    "memory_name": (lambda: items.memory_name_item(ORG), None, None),
+    "memory_default": (
+        lambda: items.memory_default_item(ORG),
+        items.memory_default_row,
+        ("mem_1", "team", MemoryDefault("deployment", "prod", "readOnly", True)),
+    ),
+    "memory_ref": (
+        lambda: items.memory_ref_item("acc_1", MemoryReference("mem_1", "ag_1", "scout", "readWrite", True)),
+        items.memory_ref_row,
+        MemoryReference("mem_1", "ag_1", "scout", "readWrite", True),
+    ),
+    "lease": (
+        lambda: items.lease_item(Anchor("memory", "mem_1"), LEASE),
+        lambda it: items.lease_row(it, "mem_1"),
+        Lease("mem_1", "/memories/a.md", AUTHOR, 1767312000.25),
+    ),
+    "record": (lambda: items.record_item(RECORD), items.record_row, RECORD),
+    "record_bare": (lambda: items.record_item(RECORD_BARE), items.record_row, RECORD_BARE),
+    "entry_page": (lambda: items.entry_page_item(PAGE), items.entry_page_row, PAGE),
+    "entry_page_copy": (lambda: items.entry_page_item(PAGE, "cv_7"), None, None),
+    "fork_base": (lambda: items.fork_base_item(FORK_BASE), items.fork_base_row, FORK_BASE),
+}
+
+# Kinds whose items are written by update expressions: a stored item, and the row it reads back as.
+STORED: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], Any], Any]] = {
+    "execution_stop": (
+        {"pk": {"S": "EXEC#ex_1"}, "sk": {"S": "STOP"}, "stopped_at": {"N": "12.5"}, "stopped_by": {"S": "hu_1"}},
+        items.execution_stop_row,
+        ExecutionStop("ex_1", 12.5, "hu_1"),
+    ),
+    "memory_stats": (
+        {
+            "pk": {"S": "ANCHOR#memory#mem_1"},
+            "sk": {"S": "#META"},
+            "doc_count": {"N": "3"},
+            "bytes": {"N": "300"},
+            "written_by": {"S": "agent:ag_1"},
+            "written_by_name": {"S": "Scout"},
+            "written_at": {"S": "2026-01-01T00:00:00.000Z"},
+        },
+        items.memory_stats_row,
+        MemoryStats(3, 300, Author("agent", "ag_1", "Scout"), "2026-01-01T00:00:00.000Z"),
+    ),
+    "memory_stats_deleted": (
+        {"pk": {"S": "ANCHOR#memory#mem_1"}, "sk": {"S": "#META"}, "deleted_at": {"N": "5"}},
+        items.memory_stats_row,
+        None,
+    ),
+    "memory_deleting": (
+        {**items.memory_item(ORG_BARE), "deleting": {"BOOL": True}},
+        items.memory_row,
+        None,
+    ),
+    "conversation_deleted": (
+        {**items.conversation_item(CONVERSATION), "deleted_at": {"N": "5"}},
+        items.live_conversation_row,
+        None,
+    ),
+    "execution_before_ttl": (
+        {
+            "pk": {"S": "EXEC#ex_3"},
+            "sk": {"S": "EXEC"},
+            "workspace_id": {"S": "ws_1"},
+            "conversation_id": {"S": "cv_1"},
+            "account_id": {"S": "acc_1"},
+            "principal_kind": {"S": "agent"},
+            "principal_id": {"S": "ag_1"},
+            "bindings": {"L": []},
+            "tools": {"L": []},
+            "created_at": {"S": "2026-01-01T00:00:00.000Z"},
+            "parent_id": {"S": "ex_0"},
+        },
+        items.execution_row,
+        Execution(
+            "ex_3",
+            "ws_1",
+            "cv_1",
+            "acc_1",
+            None,
+            "agent",
+            "ag_1",
+            None,
+            [],
+            [],
+            "2026-01-01T00:00:00.000Z",
+            parent_id="ex_0",
+            expires_at=1767225600 + DEFAULT_EXECUTION_TTL_SECONDS,
+            ancestors=[Ancestor("ex_0", "")],
+        ),
+    ),
+    "memory_mount": (
+        {"pk": {"S": "ACCOUNT#acc_1"}, "sk": {"S": "MEMMOUNT#mem_1#ex_1"}, "expires_at": {"N": "99"}},
+        items.memory_mount_row,
+        ("mem_1", 99),
+    ),
+    "record_claim": (
+        {
+            "pk": {"S": "RECDUP#ws_1#grp"},
+            "sk": {"S": "C#dg"},
+            "record_id": {"S": "rec_1"},
+            "claimed_until": {"N": "17.5"},
+            "lock_version": {"N": "2"},
+        },
+        items.record_claim_row,
+        RecordClaim("rec_1", 17.5, 2),
+    ),
+    "record_band": (
+        {"pk": {"S": "RECBAND#ws_1#grp"}, "sk": {"S": "B#x"}, "ids": {"SS": ["rec_1", "rec_3", "rec_2"]}},
+        items.record_band_row,
+        ("rec_3", "rec_2", "rec_1"),
+    ),
+    "run_line": (
+        {
+            "pk": {"S": "RECRUN#ws_1#h"},
+            "sk": {"S": "rec_1"},
+            "consolidated": {"BOOL": True},
+            "claimed_by": {"S": "op"},
+            "claimed_until": {"N": "3"},
+        },
+        items.run_line_row,
+        RunLine("rec_1", True, "op", 3.0),
+    ),
+}
+
+# Every Ref the domain batches, and the key it names.
+REFS: dict[str, Ref] = {
+    "token": Ref.token("sha"),
+    "workspace": Ref.workspace("ws_1"),
+    "member": Ref.member("ws_1", "ag_1"),
+    "conversation": Ref.conversation("cv_1"),
+    "agent": Ref.agent("ag_1"),
+    "speaker": Ref.speaker("sp_1"),
+    "human": Ref.human("hu_1"),
+    "account": Ref.account("acc_1"),
+    "execution": Ref.execution("ex_1"),
+    "execution_stop": Ref.execution_stop("ex_1"),
+    "document": Ref.document(SPEAKER_ANCHOR, "/a/b#c.md"),
+    "idempotency": Ref.idempotency("hu_1", "kd"),
+    "memory": Ref.memory("mem_1"),
+    "memory_any": Ref.memory_any("mem_1"),
+    "memory_stats": Ref.memory_stats("mem_1"),
+    "lease": Ref.lease(Anchor("memory", "mem_1"), "/memories/a#b.md"),
+    "record": Ref.record("ws_1", "Session", "rec_1"),
+    "record_claim": Ref.record_claim("ws_1", "grp", "dg"),
+    "record_band": Ref.record_band("ws_1", "grp", "x#y"),
+    "version": Ref.version(ANCHOR, "/a/b#c.md", 7),
+    "entry_page": Ref.entry_page("cv_1", 3),
+    "fork_base": Ref.fork_base("cv_2"),
+}
+
+
+def _snapshot() -> dict[str, Any]:
+    return {
+        "items": {name: write() for name, (write, _, _) in WRITTEN.items()},
+        "keys": {name: list(keys.ref_key(ref)) for name, ref in REFS.items()},
+    }
+
+
+def test_every_written_item_is_spelled_as_pinned() -> None:
+    pinned = json.loads(SNAPSHOT.read_text())
+    got = json.loads(json.dumps(_snapshot()))  # wire items are JSON: tuples read back as lists
+    for name in pinned["items"]:
+        assert got["items"][name] == pinned["items"][name], name
+    assert got["items"].keys() == pinned["items"].keys()
+
+
+def test_every_ref_names_the_pinned_key() -> None:
+    pinned = json.loads(SNAPSHOT.read_text())
+    assert {name: list(keys.ref_key(ref)) for name, ref in REFS.items()} == pinned["keys"]
+
+
+@pytest.mark.parametrize("name", [n for n, (_, read, _) in WRITTEN.items() if read is not None])
+def test_a_written_item_reads_back_as_its_row(name: str) -> None:
+    write, read, row = WRITTEN[name]
+    assert read is not None
+    assert read(write()) == row
+
+
+@pytest.mark.parametrize("name", list(STORED))
+def test_a_stored_item_reads_back_as_its_row(name: str) -> None:
+    item, read, row = STORED[name]
+    assert read(item) == row
+
+
+def test_a_pinned_item_reads_back_as_its_row() -> None:
+    """What is on disk, not only what this build writes, reads back as the row."""
+    pinned = json.loads(SNAPSHOT.read_text())["items"]
+    for name, (_, read, row) in WRITTEN.items():
+        if read is not None:
+            assert read(pinned[name]) == row, name
+
+
+if __name__ == "__main__":
+    # Run once, against the store the formats are taken from: writes the snapshot.
+    SNAPSHOT.write_text(json.dumps(_snapshot(), indent=1, sort_keys=True, ensure_ascii=False) + "\n")
