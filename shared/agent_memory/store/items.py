@@ -1,62 +1,55 @@
-"""Rows <-> DynamoDB items: one marshalling path, and one mapper each way per row kind.
+"""Rows <-> DynamoDB attributes: the one marshalling path, the generic codec, and the hand-written codecs.
 
-Every `*_item` returns the item as DynamoDB's wire format spells it (`{"pk": {"S": ...}, ...}`) and every
-`*_row` reads one back, so no caller marshals by hand. Attributes that are None are left out of an item,
-and an absent attribute reads back as None (or the row's default).
+`marshal` / `unmarshal` spell a plain dict in DynamoDB's wire format and back (None values are left out,
+so an absent attribute reads back as None or the row's default). `Fields` stores a row dataclass's fields
+as attributes of the same names, with an `Attr` override only where the stored spelling differs. The
+kinds whose items are no plain row (documents, versions, records, executions, Memories, ...) have their
+attribute mappers here by hand. Which codec serves which kind, and under which key, is store/kinds.py.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from agent_memory.core.idempotency import Answer, Record
 from agent_memory.core.model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
-    Account,
-    Agent,
     Ancestor,
     Anchor,
     Attachment,
     Author,
-    Conversation,
     Document,
     EntryPage,
     Execution,
-    ExecutionStop,
     ForkBase,
     FrozenBinding,
     GitOrigin,
-    Human,
     Lease,
-    Member,
     MemoryAccess,
     MemoryDefault,
-    MemoryReference,
     MemoryStats,
     MergedFrom,
     Mount,
     OrgMemory,
     PromotedFrom,
     Quarantine,
-    RecordClaim,
-    RunLine,
-    Speaker,
     StoreEntry,
-    TokenRow,
     TypedRecord,
     Version,
-    Workspace,
 )
-from agent_memory.core.ports import Ref
-from agent_memory.store import keys
+
+if TYPE_CHECKING:
+    from agent_memory.store.kinds import Shape
 
 Item = dict[str, Any]
+R = TypeVar("R")
 
 _ser = TypeSerializer()
 _deser = TypeDeserializer()
@@ -119,93 +112,78 @@ def unmarshal(item: Item) -> dict[str, Any]:
     return out
 
 
-# ---- one mapper each way per row kind --------------------------------------------------------------
+# ---- the generic codec ------------------------------------------------------------------------------
 
 
-def token_item(t: TokenRow) -> Item:
-    pk, sk = keys.token(t.digest)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "principal_kind": t.principal_kind,
-            "principal_id": t.principal_id,
-            "account_id": t.account_id,
-            "principal_name": t.principal_name,
-        }
-    )
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """How one row field is stored when not as itself under its own name."""
+
+    # The field's value as the attributes it is stored as (None values are left out).
+    write: Callable[[Any], dict[str, Any]] | None = None
+    # The field's value from the item's attributes.
+    read: Callable[[dict[str, Any]], Any] | None = None
+
+    @staticmethod
+    def number(name: str, kind: Callable[[Any], Any]) -> Attr:
+        """A number that reads back as 0 when absent."""
+        return Attr(read=lambda it: kind(it.get(name) or 0))
+
+    @staticmethod
+    def number_or_none(name: str) -> Attr:
+        """A count stored only when not 0."""
+        return Attr(write=lambda v: {name: v or None}, read=lambda it: int(it.get(name) or 0))
 
 
-def token_row(item: Item) -> TokenRow:
-    it = unmarshal(item)
-    return TokenRow(
-        it["pk"][len(keys.TOKEN) :],
-        it["principal_kind"],
-        it["principal_id"],
-        it["account_id"],
-        it.get("principal_name"),
-    )
+class Fields(Generic[R]):
+    """A row dataclass stored field by field: each field is an attribute of its name, except the parts of
+    the key (read back from it; `stored_too` names those also kept as attributes) and the `Attr`
+    overrides. An absent attribute reads back as the field's default."""
+
+    def __init__(self, *, stored_too: tuple[str, ...] = (), **overrides: Attr) -> None:
+        self.stored_too = stored_too
+        self.overrides = overrides
+
+    def bind(
+        self, row: type[R], shape: Shape
+    ) -> tuple[Callable[[R], dict[str, Any]], Callable[[dict[str, Any], dict[str, str]], R]]:
+        in_key = set(shape.fields) - set(self.stored_too)
+        own = fields(row)  # type: ignore[arg-type]
+        unknown = set(self.overrides) - {f.name for f in own}
+        assert not unknown, f"{row.__name__} has no fields {unknown}"
+        writes = [(f.name, self.overrides.get(f.name)) for f in own if f.name not in in_key]
+        reads = [(f.name, self.overrides.get(f.name), f.default, f.default_factory) for f in own]
+
+        def encode(r: R) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for name, attr in writes:
+                if attr is not None and attr.write is not None:
+                    out |= attr.write(getattr(r, name))
+                else:
+                    out[name] = getattr(r, name)
+            return out
+
+        def decode(it: dict[str, Any], parts: dict[str, str]) -> R:
+            values: dict[str, Any] = {}
+            for name, attr, default, factory in reads:
+                if attr is not None and attr.read is not None:
+                    values[name] = attr.read(it)
+                elif name in in_key:
+                    values[name] = parts[name]
+                elif name in it:
+                    values[name] = it[name]
+                elif factory is not MISSING:
+                    values[name] = factory()
+                elif default is not MISSING:
+                    values[name] = default
+                else:
+                    raise KeyError(name)
+            return row(**values)
+
+        return encode, decode
 
 
-def account_item(a: Account) -> Item:
-    pk, sk = keys.account(a.public_id)
-    return marshal({"pk": pk, "sk": sk, "name": a.name, "created_at": a.created_at, "first_human_id": a.first_human_id})
-
-
-def account_row(item: Item) -> Account:
-    it = unmarshal(item)
-    return Account(it["pk"][len(keys.ACCOUNT) :], it["name"], it["created_at"], it.get("first_human_id"))
-
-
-def human_item(h: Human) -> Item:
-    pk, sk = keys.human(h.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": h.account_id,
-            "name": h.name,
-            "created_at": h.created_at,
-            "token_digest": h.token_digest,
-        }
-    )
-
-
-def human_row(item: Item) -> Human:
-    it = unmarshal(item)
-    return Human(it["pk"][len(keys.HUMAN) :], it["account_id"], it["name"], it["created_at"], it.get("token_digest"))
-
-
-def agent_item(a: Agent) -> Item:
-    pk, sk = keys.agent(a.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": a.account_id,
-            "steward_id": a.steward_id,
-            "name": a.name,
-            "kind": a.kind,
-            "memory_context_limit": a.memory_context_limit,
-            # Absent and "no limit" must read back apart from a stored limit, whatever the limit holds.
-            "has_limit": a.memory_context_limit is not None,
-            "created_at": a.created_at,
-            "token_digest": a.token_digest,
-            "deployment": a.deployment,
-            "memories": attachments_attribute(a.memories) if a.memories else None,
-            "memories_revision": a.memories_revision or None,
-        }
-    )
-
-
-def agent_index_item(a: Agent) -> Item:
-    pk, sk = keys.agent_index(a.account_id, a.public_id)
-    return marshal({"pk": pk, "sk": sk, "name": a.name, "deployment": a.deployment})
-
-
-def agent_index_row(item: Item) -> tuple[str, str, str | None]:
-    it = unmarshal(item)
-    return it["sk"][len(keys.AGENT_INDEX) :], it["name"], it.get("deployment")
+# ---- the hand-written codecs ------------------------------------------------------------------------
 
 
 def attachments_attribute(attached: tuple[Attachment, ...]) -> dict[str, Any]:
@@ -214,161 +192,11 @@ def attachments_attribute(attached: tuple[Attachment, ...]) -> dict[str, Any]:
     return {a.memory_id: {"mode": a.mode, "read_first": a.read_first, "position": i} for i, a in enumerate(attached)}
 
 
-def _attachments(raw: Any) -> tuple[Attachment, ...]:
+def attachments(raw: Any) -> tuple[Attachment, ...]:
     if not isinstance(raw, dict):
         return ()
     ordered = sorted(raw.items(), key=lambda kv: int(kv[1].get("position", 0)))
     return tuple(Attachment(mid, v["mode"], bool(v["read_first"])) for mid, v in ordered)
-
-
-def agent_row(item: Item) -> Agent:
-    it = unmarshal(item)
-    return Agent(
-        public_id=it["pk"][len(keys.AGENT) :],
-        account_id=it["account_id"],
-        steward_id=it["steward_id"],
-        name=it["name"],
-        kind=it["kind"],
-        memory_context_limit=it.get("memory_context_limit") if it.get("has_limit") else None,
-        created_at=it["created_at"],
-        token_digest=it.get("token_digest"),
-        deployment=it.get("deployment"),
-        memories=_attachments(it.get("memories")),
-        memories_revision=int(it.get("memories_revision") or 0),
-    )
-
-
-def definition_item(a: Agent) -> Item:
-    pk, sk = keys.definition(a.steward_id, a.name)
-    return marshal({"pk": pk, "sk": sk, "agent_id": a.public_id})
-
-
-def definition_row(item: Item) -> str:
-    """The agent id a definition-name claim points at."""
-    agent_id: str = unmarshal(item)["agent_id"]
-    return agent_id
-
-
-def speaker_item(s: Speaker) -> Item:
-    pk, sk = keys.speaker(s.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": s.account_id,
-            "agent_id": s.agent_id,
-            "name": s.name,
-            "created_at": s.created_at,
-        }
-    )
-
-
-def speaker_row(item: Item) -> Speaker:
-    it = unmarshal(item)
-    return Speaker(it["pk"][len(keys.SPEAKER) :], it["account_id"], it["agent_id"], it["name"], it["created_at"])
-
-
-def workspace_item(w: Workspace) -> Item:
-    pk, sk = keys.workspace(w.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": w.account_id,
-            "name": w.name,
-            "created_at": w.created_at,
-            "tool_provider_overrides": w.tool_provider_overrides,
-            "dedup_enabled": None if w.dedup_enabled else False,
-            "created_by": w.created_by,
-        }
-    )
-
-
-def workspace_row(item: Item) -> Workspace:
-    it = unmarshal(item)
-    return Workspace(
-        public_id=it["pk"][len(keys.WORKSPACE) :],
-        account_id=it["account_id"],
-        name=it["name"],
-        created_at=it["created_at"],
-        tool_provider_overrides=it.get("tool_provider_overrides") or {},
-        dedup_enabled=it.get("dedup_enabled") is not False,
-        created_by=it.get("created_by"),
-    )
-
-
-def member_item(m: Member) -> Item:
-    pk, sk = keys.member(m.workspace_id, m.principal_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "principal_kind": m.principal_kind,
-            "principal_id": m.principal_id,
-            "role": m.role,
-            "created_at": m.created_at,
-        }
-    )
-
-
-def member_row(item: Item) -> Member:
-    it = unmarshal(item)
-    return Member(
-        it["pk"][len(keys.WORKSPACE) :], it["principal_kind"], it["principal_id"], it["role"], it["created_at"]
-    )
-
-
-def conversation_item(c: Conversation) -> Item:
-    pk, sk = keys.conversation(c.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "workspace_id": c.workspace_id,
-            "account_id": c.account_id,
-            "created_by": c.created_by,
-            "created_at": c.created_at,
-            "context_revision": c.context_revision,
-            "archived": c.archived,
-            "memory_context": c.memory_context,
-            # memory_context may be set to null explicitly; the flag tells that from "never set".
-            "has_memory_context": c.memory_context is not None,
-            "answering_agent_id": c.answering_agent_id,
-            "parent_public_id": c.parent_public_id,
-            "forked_at": c.forked_at,
-        }
-    )
-
-
-def room_entry_item(c: Conversation) -> Item:
-    """The workspace's note that it holds conversation `c` (created or forked there)."""
-    pk, sk = keys.room_conversation(c.workspace_id, c.public_id)
-    return marshal({"pk": pk, "sk": sk, "created_at": c.created_at})
-
-
-def conversation_row(item: Item) -> Conversation:
-    it = unmarshal(item)
-    return Conversation(
-        public_id=it["pk"][len(keys.CONVERSATION) :],
-        workspace_id=it["workspace_id"],
-        account_id=it["account_id"],
-        created_by=it["created_by"],
-        created_at=it["created_at"],
-        context_revision=it["context_revision"],
-        archived=it["archived"],
-        memory_context=it.get("memory_context") if it.get("has_memory_context") else None,
-        answering_agent_id=it.get("answering_agent_id"),
-        parent_public_id=it.get("parent_public_id"),
-        forked_at=it.get("forked_at"),
-    )
-
-
-def live_conversation_row(item: Item) -> Conversation | None:
-    """A conversation as every reader sees it: a deleted one (its tombstone) reads as absent, so each of its
-    routes is not_found, an alias of it is an unavailable source, and binding it is refused."""
-    if "deleted_at" in item:
-        return None
-    return conversation_row(item)
 
 
 def frozen_item(b: FrozenBinding) -> dict[str, Any]:
@@ -395,32 +223,27 @@ def frozen_row(it: dict[str, Any]) -> FrozenBinding:
     )
 
 
-def execution_item(e: Execution) -> Item:
-    pk, sk = keys.execution(e.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "workspace_id": e.workspace_id,
-            "conversation_id": e.conversation_id,
-            "account_id": e.account_id,
-            "agent_id": e.agent_id,
-            "principal_kind": e.principal_kind,
-            "principal_id": e.principal_id,
-            "speaker_id": e.speaker_id,
-            "bindings": [frozen_item(b) for b in e.bindings],
-            "tools": e.tools,
-            "created_at": e.created_at,
-            "parent_id": e.parent_id,
-            "mail_from_id": e.mail_from_id,
-            "expires_at": e.expires_at,
-            "secret_digest": e.secret_digest,
-            "principal_name": e.principal_name,
-            "mounts": [mount_item(m) for m in e.mounts] or None,
-            "ancestors": [{"execution_id": a.execution_id, "conversation_id": a.conversation_id} for a in e.ancestors]
-            or None,
-        }
-    )
+def execution_attributes(e: Execution) -> dict[str, Any]:
+    return {
+        "workspace_id": e.workspace_id,
+        "conversation_id": e.conversation_id,
+        "account_id": e.account_id,
+        "agent_id": e.agent_id,
+        "principal_kind": e.principal_kind,
+        "principal_id": e.principal_id,
+        "speaker_id": e.speaker_id,
+        "bindings": [frozen_item(b) for b in e.bindings],
+        "tools": e.tools,
+        "created_at": e.created_at,
+        "parent_id": e.parent_id,
+        "mail_from_id": e.mail_from_id,
+        "expires_at": e.expires_at,
+        "secret_digest": e.secret_digest,
+        "principal_name": e.principal_name,
+        "mounts": [mount_item(m) for m in e.mounts] or None,
+        "ancestors": [{"execution_id": a.execution_id, "conversation_id": a.conversation_id} for a in e.ancestors]
+        or None,
+    }
 
 
 def mount_item(m: Mount) -> dict[str, Any]:
@@ -453,28 +276,9 @@ def mount_row(it: dict[str, Any]) -> Mount:
     )
 
 
-def memory_mount_items(e: Execution) -> list[Item]:
-    """The account's index entries of the Memories an execution mounts: one per Memory (however many
-    mounts name it), living as long as the execution (the table's TTL removes them after)."""
-    mounted = dict.fromkeys(m.memory_id for m in e.mounts if m.memory_id is not None)
-    out: list[Item] = []
-    for memory_id in mounted:
-        pk, sk = keys.memory_mount(e.account_id, memory_id, e.public_id)
-        out.append(marshal({"pk": pk, "sk": sk, "expires_at": e.expires_at}))
-    return out
-
-
-def memory_mount_row(item: Item) -> tuple[str, int]:
-    """(memory id, expires_at) of a session-mount index entry."""
-    it = unmarshal(item)
-    memory_id, _, _ = it["sk"][len(keys.MEMORY_MOUNT) :].partition("#")
-    return memory_id, int(it["expires_at"])
-
-
-def execution_row(item: Item) -> Execution:
-    it = unmarshal(item)
+def execution_row(it: dict[str, Any], parts: dict[str, str]) -> Execution:
     return Execution(
-        public_id=it["pk"][len(keys.EXECUTION) :],
+        public_id=parts["public_id"],
         workspace_id=it["workspace_id"],
         conversation_id=it["conversation_id"],
         account_id=it["account_id"],
@@ -506,33 +310,22 @@ def _ancestors(it: dict[str, Any]) -> list[Ancestor]:
     return [Ancestor(parent, "")] if parent else []
 
 
-def execution_stop_row(item: Item) -> ExecutionStop:
-    it = unmarshal(item)
-    return ExecutionStop(it["pk"][len(keys.EXECUTION) :], float(it.get("stopped_at") or 0), it.get("stopped_by") or "")
-
-
 def _epoch(iso: str) -> int:
     return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
 
 
-def doc_item(d: Document, anchor: Anchor | None = None) -> Item:
-    """A pointer row, under `anchor` instead of its own when given (a fork's copy)."""
-    pk, sk = keys.document(anchor or d.anchor, d.rest)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "public_id": d.public_id,
-            "lock_version": d.lock_version,
-            "bytesize": d.bytesize,
-            "sha256": d.sha256,
-            "description": d.description,
-            "written_at": d.written_at,
-            "content_key": d.content_key,
-            **_author_attributes(d.author),
-            **_safety_attributes(d.pii, d.quarantine),
-        }
-    )
+def document_attributes(d: Document) -> dict[str, Any]:
+    return {
+        "public_id": d.public_id,
+        "lock_version": d.lock_version,
+        "bytesize": d.bytesize,
+        "sha256": d.sha256,
+        "description": d.description,
+        "written_at": d.written_at,
+        "content_key": d.content_key,
+        **_author_attributes(d.author),
+        **_safety_attributes(d.pii, d.quarantine),
+    }
 
 
 def _safety_attributes(pii: tuple[str, ...], q: Quarantine | None) -> dict[str, Any]:
@@ -587,13 +380,11 @@ author_attributes = _author_attributes
 author_of = _author
 
 
-def doc_row(item: Item, anchor: Anchor | None = None) -> Document:
-    """A pointer row read back; a listing passes the anchor it queried, sparing the parse of the key."""
-    it = unmarshal(item)
+def document_row(it: dict[str, Any], parts: dict[str, str]) -> Document:
     # Positional: keyword construction costs twice as much, and a listing reads 64 of these.
     return Document(
-        anchor or Anchor.from_key(it["pk"][len(keys.ANCHOR) :]),
-        it["sk"][len(keys.DOC) :],
+        Anchor.from_key(parts["anchor"]),
+        parts["rest"],
         it["public_id"],
         it["lock_version"],
         it["bytesize"],
@@ -607,11 +398,8 @@ def doc_row(item: Item, anchor: Anchor | None = None) -> Document:
     )
 
 
-def version_item(v: Version) -> Item:
-    pk, sk = keys.version(v.anchor, v.rest, v.lock_version)
+def version_attributes(v: Version) -> dict[str, Any]:
     out = {
-        "pk": pk,
-        "sk": sk,
         "public_id": v.public_id,
         "lock_version": v.lock_version,
         "bytesize": v.bytesize,
@@ -641,7 +429,7 @@ def version_item(v: Version) -> Item:
             "public_id": m.public_id,
             "lock_version": m.lock_version,
         }
-    return marshal(out)
+    return out
 
 
 def version_row(item: Item, anchor: Anchor, rest: str) -> Version:
@@ -710,48 +498,31 @@ def _promoted(raw: Any) -> PromotedFrom | None:
     )
 
 
-def meta_item(anchor: Anchor, doc_count: int) -> Item:
-    pk, sk = keys.meta(anchor)
-    return marshal({"pk": pk, "sk": sk, "doc_count": doc_count})
+def idempotency_attributes(r: Record) -> dict[str, Any]:
+    """A keyed request's record. The answer is kept as JSON text: it is read back whole, never queried."""
+    return {
+        "fingerprint": r.fingerprint,
+        "status": r.answer.status,
+        "answer": json.dumps(r.answer.body, ensure_ascii=False, separators=(",", ":")),
+        "expires_at": r.expires_at,
+    }
 
 
-def idempotency_item(r: Record, attempt: str) -> Item:
-    """A keyed request's record. The answer is kept as JSON text: it is read back whole, never queried.
-    `attempt` is new to each send, so a refusal showing this very item is this request's landed resend."""
-    pk, sk = keys.idempotency(r.scope, r.key_digest)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "fingerprint": r.fingerprint,
-            "status": r.answer.status,
-            "answer": json.dumps(r.answer.body, ensure_ascii=False, separators=(",", ":")),
-            "expires_at": r.expires_at,
-            "attempt": attempt,
-        }
-    )
-
-
-def idempotency_row(item: Item) -> Record:
-    return idempotency_record(unmarshal(item))
-
-
-def idempotency_record(it: dict[str, Any]) -> Record:
-    """A record from its plain attributes (as a refused condition's old item comes back)."""
-    scope, _, digest = it["pk"][len(keys.IDEMPOTENCY) :].rpartition("#")
+def idempotency_record(it: dict[str, Any], parts: dict[str, str]) -> Record:
     return Record(
-        scope, digest, it["fingerprint"], Answer(int(it["status"]), json.loads(it["answer"])), it["expires_at"]
+        parts["scope"],
+        parts["key_digest"],
+        it["fingerprint"],
+        Answer(int(it["status"]), json.loads(it["answer"])),
+        it["expires_at"],
     )
 
 
 # ---- organization Memories ---------------------------------------------------------------------------
 
 
-def memory_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory(m.memory_id)
+def memory_attributes(m: OrgMemory) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "pk": pk,
-        "sk": sk,
         "account_id": m.account_id,
         "name": m.name,
         "description": m.description,
@@ -767,7 +538,7 @@ def memory_item(m: OrgMemory) -> Item:
         out |= {"git_url": m.git.url, "git_ref": m.git.ref, "git_path": m.git.path, "git_commit": m.git.commit}
     if m.promoted_from is not None:
         out["promoted_from"] = promoted_attribute(m.promoted_from)
-    return marshal(out)
+    return out
 
 
 def memory_settings(m: OrgMemory) -> dict[str, Any]:
@@ -782,7 +553,7 @@ def memory_settings(m: OrgMemory) -> dict[str, Any]:
     }
 
 
-def _default(raw: Any) -> MemoryDefault | None:
+def memory_default(raw: Any) -> MemoryDefault | None:
     if not isinstance(raw, dict):
         return None
     return MemoryDefault(raw["reach"], raw.get("deployment"), raw["mode"], bool(raw["read_first"]))
@@ -794,20 +565,19 @@ def _access(raw: Any) -> MemoryAccess | None:
     return MemoryAccess(tuple(raw.get("humans") or ()), tuple(raw.get("workspaces") or ()))
 
 
-def memory_row(item: Item) -> OrgMemory | None:
+def memory_row(it: dict[str, Any], parts: dict[str, str]) -> OrgMemory | None:
     """A Memory, or None while its deletion is under way (it is gone for every reader from the start)."""
-    row = memory_row_any(item)
+    row = memory_row_any(it, parts)
     return None if row.deleting else row
 
 
-def memory_row_any(item: Item) -> OrgMemory:
+def memory_row_any(it: dict[str, Any], parts: dict[str, str]) -> OrgMemory:
     """A Memory as stored, a deletion under way included (what that deletion reads to go on)."""
-    it = unmarshal(item)
     git = None
     if it.get("git_url"):
         git = GitOrigin(it["git_url"], it.get("git_ref") or "", it.get("git_path") or "", it.get("git_commit"))
     return OrgMemory(
-        memory_id=it["pk"][len(keys.MEMORY) :],
+        memory_id=parts["memory_id"],
         account_id=it["account_id"],
         name=it["name"],
         description=it.get("description") or "",
@@ -816,7 +586,7 @@ def memory_row_any(item: Item) -> OrgMemory:
         created_at=it["created_at"],
         archived=bool(it.get("archived")),
         git=git,
-        default=_default(it.get("default")),
+        default=memory_default(it.get("default")),
         access=_access(it.get("access")),
         promoted_from=_promoted(it.get("promoted_from")),
         attachment_count=int(it.get("attachment_count") or 0),
@@ -825,43 +595,7 @@ def memory_row_any(item: Item) -> OrgMemory:
     )
 
 
-def memory_index_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory_index(m.account_id, m.memory_id)
-    return marshal({"pk": pk, "sk": sk, "name": m.name})
-
-
-def memory_name_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory_name(m.account_id, m.name)
-    return marshal({"pk": pk, "sk": sk, "memory_id": m.memory_id})
-
-
-def memory_default_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory_default(m.account_id, m.memory_id)
-    return marshal({"pk": pk, "sk": sk, "name": m.name, **memory_settings(m)})
-
-
-def memory_default_row(item: Item) -> tuple[str, str, MemoryDefault]:
-    """(memory id, name, default) of a default's index entry."""
-    it = unmarshal(item)
-    d = _default(it.get("default"))
-    if d is None:
-        raise ValueError("a default index entry without its default")
-    return it["sk"][len(keys.MEMORY_DEFAULT) :], it["name"], d
-
-
-def memory_ref_item(account_id: str, r: MemoryReference) -> Item:
-    pk, sk = keys.memory_ref(account_id, r.memory_id, r.agent_id)
-    return marshal({"pk": pk, "sk": sk, "agent_name": r.agent_name, "mode": r.mode, "read_first": r.read_first})
-
-
-def memory_ref_row(item: Item) -> MemoryReference:
-    it = unmarshal(item)
-    memory_id, _, agent_id = it["sk"][len(keys.MEMORY_REF) :].partition("#")
-    return MemoryReference(memory_id, agent_id, it.get("agent_name") or "", it["mode"], bool(it["read_first"]))
-
-
-def memory_stats_row(item: Item) -> MemoryStats | None:
-    it = unmarshal(item)
+def memory_stats_row(it: dict[str, Any], parts: dict[str, str]) -> MemoryStats | None:
     if it.get("deleted_at") is not None:
         return None
     return MemoryStats(
@@ -872,66 +606,60 @@ def memory_stats_row(item: Item) -> MemoryStats | None:
     )
 
 
-def lease_item(anchor: Anchor, lease: Lease) -> Item:
-    pk, sk = keys.lease(anchor, lease.path)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "path": lease.path,
-            **_author_attributes(lease.holder, "holder"),
-            "holder_key": f"{lease.holder.kind}:{lease.holder.public_id}",
-            # Read by the commit's condition (epoch seconds, fractions kept) and by the table's TTL.
-            "lease_until": Decimal(str(round(lease.expires_at, 3))),
-            "expires_at": int(lease.expires_at) + 1,
-        }
+def lease_attributes(lease: Lease) -> dict[str, Any]:
+    return {
+        "path": lease.path,
+        **_author_attributes(lease.holder, "holder"),
+        "holder_key": f"{lease.holder.kind}:{lease.holder.public_id}",
+        # Read by the commit's condition (epoch seconds, fractions kept) and by the table's TTL.
+        "lease_until": Decimal(str(round(lease.expires_at, 3))),
+        "expires_at": int(lease.expires_at) + 1,
+    }
+
+
+def lease_row(it: dict[str, Any], parts: dict[str, str]) -> Lease:
+    return Lease(
+        Anchor.from_key(parts["anchor"]).owner_id,
+        it.get("path") or "",
+        _author(it, "holder"),
+        float(it.get("lease_until") or 0),
     )
-
-
-def lease_row(item: Item, memory_id: str = "") -> Lease:
-    it = unmarshal(item)
-    return Lease(memory_id, it.get("path") or "", _author(it, "holder"), float(it.get("lease_until") or 0))
 
 
 # ---- typed records ---------------------------------------------------------------------------------
 
 
-def record_item(r: TypedRecord) -> Item:
-    pk, sk = keys.record(r.workspace_id, r.layer, r.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "workspace_id": r.workspace_id,
-            "layer": r.layer,
-            "type": r.type,
-            "content": r.content,
-            **_author_attributes(r.author),
-            "created_at": r.created_at,
-            "updated_at": r.updated_at,
-            "lock_version": r.lock_version,
-            "facet": r.facet,
-            "labels": list(r.labels) or None,
-            "run_id": r.run_id,
-            "source_kind": r.source_kind,
-            "source_ref": r.source_ref,
-            "visibility": r.visibility,
-            "user_id": r.user_id,
-            "observed_at": r.observed_at,
-            "valid_from": r.valid_from,
-            "valid_to": r.valid_to,
-            "supersedes": r.supersedes,
-            "superseded_by": r.superseded_by,
-            "mention_count": r.mention_count,
-            "evidence_count": r.evidence_count,
-            **_safety_attributes(r.pii, r.quarantine),
-            "content_digest": r.content_digest,
-            "dedup_group": r.group,
-            "operation_id": r.operation_id,
-            "last_seen_at": r.last_seen_at,
-            "s": searched_attribute(r),
-        }
-    )
+def record_attributes(r: TypedRecord) -> dict[str, Any]:
+    return {
+        "workspace_id": r.workspace_id,
+        "layer": r.layer,
+        "type": r.type,
+        "content": r.content,
+        **_author_attributes(r.author),
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+        "lock_version": r.lock_version,
+        "facet": r.facet,
+        "labels": list(r.labels) or None,
+        "run_id": r.run_id,
+        "source_kind": r.source_kind,
+        "source_ref": r.source_ref,
+        "visibility": r.visibility,
+        "user_id": r.user_id,
+        "observed_at": r.observed_at,
+        "valid_from": r.valid_from,
+        "valid_to": r.valid_to,
+        "supersedes": r.supersedes,
+        "superseded_by": r.superseded_by,
+        "mention_count": r.mention_count,
+        "evidence_count": r.evidence_count,
+        **_safety_attributes(r.pii, r.quarantine),
+        "content_digest": r.content_digest,
+        "dedup_group": r.group,
+        "operation_id": r.operation_id,
+        "last_seen_at": r.last_seen_at,
+        "s": searched_attribute(r),
+    }
 
 
 def searched_attribute(r: TypedRecord) -> str:
@@ -970,8 +698,7 @@ def record_searched_row(item: Item, workspace_id: str) -> TypedRecord:
     )
 
 
-def record_row(item: Item) -> TypedRecord:
-    it = unmarshal(item)
+def record_row(it: dict[str, Any], parts: dict[str, str]) -> TypedRecord:
     return TypedRecord(
         public_id=it["sk"],
         workspace_id=it["workspace_id"],
@@ -1005,27 +732,10 @@ def record_row(item: Item) -> TypedRecord:
     )
 
 
-def record_claim_row(item: Item) -> RecordClaim:
-    it = unmarshal(item)
-    return RecordClaim(
-        str(it.get("record_id") or ""), float(it.get("claimed_until") or 0), int(it.get("lock_version") or 0)
-    )
-
-
-def record_band_row(item: Item) -> tuple[str, ...]:
+def record_band_row(item: Item, parts: dict[str, str]) -> tuple[str, ...]:
     """The record ids a band value names, newest first (ids are UUIDv7, so they sort by time)."""
     ids = item.get("ids", {}).get("SS") or []
     return tuple(sorted(ids, reverse=True))
-
-
-def run_line_row(item: Item) -> RunLine:
-    it = unmarshal(item)
-    return RunLine(
-        it["sk"],
-        bool(it.get("consolidated")),
-        it.get("claimed_by"),
-        float(it.get("claimed_until") or 0),
-    )
 
 
 # ---- conversation store entries and fork bases ---------------------------------------------------------
@@ -1046,9 +756,9 @@ def entry_attribute(e: StoreEntry) -> dict[str, Any]:
     }
 
 
-def entry_page_row(item: Item) -> EntryPage:
-    conversation_id = Anchor.from_key(item["pk"]["S"][len(keys.ANCHOR) :]).owner_id
-    number = int(item["sk"]["S"][len(keys.ENTRY_PAGE) :])
+def entry_page_row(item: Item, parts: dict[str, str]) -> EntryPage:
+    """A page read back from its wire item (its entries are spelled by hand both ways, for speed)."""
+    conversation_id, number = parts["conversation_id"], int(parts["number"])
     entries: dict[str, StoreEntry] = {}
     for name, raw in item.items():
         if not name.startswith(ENTRY_ATTRIBUTE):
@@ -1059,64 +769,22 @@ def entry_page_row(item: Item) -> EntryPage:
     return EntryPage(conversation_id, number, entries)
 
 
-def entry_page_item(page: EntryPage, conversation_id: str | None = None) -> Item:
-    """A page item whole, under `conversation_id` instead of its own when given (a fork's copy)."""
-    pk, sk = keys.entry_page(conversation_id or page.conversation_id, page.number)
-    item: Item = {"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": str(len(page.entries))}}
+def entry_page_attributes(page: EntryPage) -> Item:
+    """A page's attributes in wire format."""
+    item: Item = {"n": {"N": str(len(page.entries))}}
     for key, e in page.entries.items():
         item[f"{ENTRY_ATTRIBUTE}{key}"] = entry_attribute(e)
     return item
 
 
-def fork_base_item(base: ForkBase) -> Item:
-    pk, sk = keys.fork_base(base.conversation_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "parent_public_id": base.parent_public_id,
-            "documents": {rest: {"p": pid, "v": lv} for rest, (pid, lv) in base.documents.items()},
-        }
-    )
+def fork_base_attributes(base: ForkBase) -> dict[str, Any]:
+    return {
+        "parent_public_id": base.parent_public_id,
+        "documents": {rest: {"p": pid, "v": lv} for rest, (pid, lv) in base.documents.items()},
+    }
 
 
-def fork_base_row(item: Item) -> ForkBase:
-    it = unmarshal(item)
-    conversation_id = Anchor.from_key(it["pk"][len(keys.ANCHOR) :]).owner_id
+def fork_base_row(it: dict[str, Any], parts: dict[str, str]) -> ForkBase:
+    conversation_id = parts["conversation_id"]
     docs = {rest: (str(d["p"]), int(d["v"])) for rest, d in (it.get("documents") or {}).items()}
     return ForkBase(conversation_id, str(it.get("parent_public_id") or ""), docs)
-
-
-def read_row(ref: Ref, item: Item) -> Any:
-    """The row object a batch read answers for one ref."""
-    if ref.kind == "version":
-        _, _, rest = ref.b.partition("#")
-        return version_row(item, Anchor.from_key(ref.a), rest)
-    if ref.kind == "lease":
-        return lease_row(item, Anchor.from_key(ref.a).owner_id)
-    return ROWS[ref.kind](item)
-
-
-# What `get_many` reads, by `Ref.kind` (a version, which needs its path, by `read_row`).
-ROWS: dict[str, Callable[[Item], Any]] = {
-    "token": token_row,
-    "workspace": workspace_row,
-    "member": member_row,
-    "conversation": live_conversation_row,
-    "agent": agent_row,
-    "speaker": speaker_row,
-    "human": human_row,
-    "account": account_row,
-    "document": doc_row,
-    "execution": execution_row,
-    "execution_stop": execution_stop_row,
-    "idempotency": idempotency_row,
-    "memory": memory_row,
-    "memory_any": memory_row_any,
-    "memory_stats": memory_stats_row,
-    "record": record_row,
-    "record_claim": record_claim_row,
-    "record_band": record_band_row,
-    "entry_page": entry_page_row,
-    "fork_base": fork_base_row,
-}
