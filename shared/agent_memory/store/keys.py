@@ -1,29 +1,8 @@
-"""Every key of the single table: the only place an item's pk / sk is spelled.
+"""The table's keys under the names the store modules build them by.
 
-One table holds every item; the partition key names the thing, the sort key the item within it. Each
-kind's key shape is declared once, in its entry of store/kinds.py (`kinds.layout()` lists them all, and
-the template's header is generated from it); the builders below are those shapes under the names the
-store modules call them by, and the hashes and paddings some parts take.
-
-A conversation's store entries are client state no prompt reads: at most 64 of 16 KiB each, kept as
-top-level attributes `E:<key>` of ENTRY_PAGES page items (at most ENTRIES_PER_PAGE each, counted in `n`),
-so a fork copies them in its one transaction and a request reads them all in its first batch.
-
-A record's shard is a hash of its id (RECORD_SHARDS of them per layer), so a search reads a workspace's
-records as that many Queries in parallel and a read by id knows its key without an index; <group> is the
-digest of what duplicates are checked within (records.py).
-
-<anchor> is `Anchor.key`: <scope>#<owner>[#<speaker>]; <minute> is whole minutes since the epoch.
-<h> is the SHA-256 (hex) of the document's <path>: a path may take 1020 bytes, which a sort key with a
-version behind it would not hold, and the hash keeps a version's key computable from the path and the
-number alone, so it rides in a request's first batch read. <version> is the lock_version, zero-padded to
-VERSION_DIGITS so the versions of one path sort by number.
-Content lives in S3 under keys that are never reused, so a read can cache it forever by key.
-
-A deleted conversation's items: its `CONV` row stays as the tombstone; everything else it owns lives under
-`ANCHOR#conversation#<id>` (pointers, version records, and any later kind of the conversation's, such as
-store entries) or in its own `CONV#<id>` partition beside the tombstone, and the sweeper removes every item
-of both once the deletion's mark on the anchor's `#META` row is older than its grace (store/sweeper.py).
+Each kind's key shape is declared once, in its entry of store/kinds.py (`kinds.layout()` lists them all,
+and the template's header is generated from it); the builders below are those shapes, and the prefixes
+the listings and scans walk by.
 """
 
 from __future__ import annotations
@@ -38,27 +17,19 @@ from agent_memory.store.kinds import RECORD_SHARDS, VERSION_DIGITS, Key, path_ha
 __all__ = ["RECORD_SHARDS", "VERSION_DIGITS", "Key", "path_hash", "record_shard", "ref_key"]
 
 # What every key of a kind starts with, for the listings and scans that walk them.
-TOKEN = kinds.TOKEN.shape.pk_prefix
 ACCOUNT = kinds.ACCOUNT.shape.pk_prefix
-HUMAN = kinds.HUMAN.shape.pk_prefix
 AGENT = kinds.AGENT.shape.pk_prefix
 SPEAKER = kinds.SPEAKER.shape.pk_prefix
 WORKSPACE = kinds.WORKSPACE.shape.pk_prefix
 CONVERSATION = kinds.CONVERSATION_ANY.shape.pk_prefix
-EXECUTION = kinds.EXECUTION.shape.pk_prefix
-ANCHOR = kinds.DOCUMENT.shape.pk_prefix
-IDEMPOTENCY = kinds.IDEMPOTENCY.shape.pk_prefix
-MEMORY = kinds.MEMORY_ANY.shape.pk_prefix
 DOC = kinds.DOCUMENT.shape.sk_prefix
 VERSION = kinds.VERSION.shape.sk_prefix
 MEMORY_INDEX = kinds.MEMORY_INDEX.shape.sk_prefix
-MEMORY_NAME = kinds.MEMORY_NAME.shape.sk_prefix
 MEMORY_DEFAULT = kinds.MEMORY_DEFAULT.shape.sk_prefix
 MEMORY_REF = kinds.MEMORY_REF.shape.sk_prefix
 MEMORY_MOUNT = kinds.MEMORY_MOUNT.shape.sk_prefix
 AGENT_INDEX = kinds.AGENT_INDEX.shape.sk_prefix
 ROOM_CONVERSATION = kinds.ROOM_CONVERSATION.shape.sk_prefix
-ENTRY_PAGE = kinds.ENTRY_PAGE.shape.sk_prefix
 META = kinds.META.sk
 
 token = kinds.TOKEN.key
@@ -66,9 +37,7 @@ account = kinds.ACCOUNT.key
 human = kinds.HUMAN.key
 agent = kinds.AGENT.key
 definition = kinds.DEFINITION.key
-speaker = kinds.SPEAKER.key
 workspace = kinds.WORKSPACE.key
-member = kinds.MEMBER.key
 room_conversation = kinds.ROOM_CONVERSATION.key
 conversation = kinds.CONVERSATION_ANY.key
 execution = kinds.EXECUTION.key
@@ -79,10 +48,7 @@ memory_index = kinds.MEMORY_INDEX.key
 memory_name = kinds.MEMORY_NAME.key
 memory_default = kinds.MEMORY_DEFAULT.key
 memory_ref = kinds.MEMORY_REF.key
-memory_mount = kinds.MEMORY_MOUNT.key
-agent_index = kinds.AGENT_INDEX.key
 entry_page = kinds.ENTRY_PAGE.key
-fork_base = kinds.FORK_BASE.key
 record_claim = kinds.RECORD_CLAIM.key
 record_band = kinds.RECORD_BAND.key
 
@@ -112,14 +78,6 @@ def version(anchor: Anchor, rest: str, lock_version: int) -> Key:
     return kinds.VERSION.key(anchor.key, path_hash(rest), lock_version)
 
 
-def parse_version_sk(sk: str) -> tuple[str, int]:
-    """(path hash, lock_version) of a version key."""
-    parts = kinds.VERSION.shape.parse(kinds.VERSION.shape.pk_prefix, sk)
-    if parts is None:
-        raise ValueError(f"not a version key: {sk!r}")
-    return parts["path_hash"], int(parts["lock_version"])
-
-
 def rate(subject: str, key: str, minute: int) -> Key:
     """A meter's count for one minute; a principal's keeps the bare id it always had."""
     return kinds.RATE.key(key if subject == "principal" else f"{subject}:{key}", minute)
@@ -138,7 +96,7 @@ def lease(anchor: Anchor, rest: str) -> Key:
 
 
 def record_partition(workspace_id: str, layer: str, shard: int) -> str:
-    return kinds.RECORD.shape.pk.format(workspace_id=workspace_id, layer_initial=layer[:1], shard=shard)
+    return kinds.RECORD.shape.pk.format(workspace_id=workspace_id, partition=kinds.record_partition(layer, shard))
 
 
 def record(workspace_id: str, layer: str, record_id: str) -> Key:

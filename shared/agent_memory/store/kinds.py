@@ -8,6 +8,26 @@ only where the stored spelling differs; or a hand-written pair where the item is
 entries follow the key builders (`keys.*`), the key a `Ref` names (`ref_key`), what a batch read answers
 for it (`read_row`), and the key layout the template's header shows (`layout`).
 
+A conversation's store entries are client state no prompt reads: at most 64 of 16 KiB each, kept as
+top-level attributes `E:<key>` of ENTRY_PAGES page items (at most ENTRIES_PER_PAGE each, counted in `n`),
+so a fork copies them in its one transaction and a request reads them all in its first batch.
+
+A record's shard is a hash of its id (RECORD_SHARDS of them per layer), so a search reads a workspace's
+records as that many Queries in parallel and a read by id knows its key without an index; <group> is the
+digest of what duplicates are checked within (records.py).
+
+<anchor> is `Anchor.key`: <scope>#<owner>[#<speaker>]; <minute> is whole minutes since the epoch.
+<path_hash> is the SHA-256 (hex) of the document's <path>: a path may take 1020 bytes, which a sort key with a
+version behind it would not hold, and the hash keeps a version's key computable from the path and the
+number alone, so it rides in a request's first batch read. <lock_version> is the lock_version, zero-padded to
+VERSION_DIGITS so the versions of one path sort by number.
+Content lives in S3 under keys that are never reused, so a read can cache it forever by key.
+
+A deleted conversation's items: its `CONV` row stays as the tombstone; everything else it owns lives under
+`ANCHOR#conversation#<id>` (pointers, version records, and any later kind of the conversation's, such as
+store entries) or in its own `CONV#<id>` partition beside the tombstone, and the sweeper removes every item
+of both once the deletion's mark on the anchor's `#META` row is older than its grace (store/sweeper.py).
+
 A new kind is its row dataclass in core/model.py and one entry here (plus a `Ref` factory in
 core/ports.py when the domain batch-reads it): see docs/architecture.md.
 
@@ -65,13 +85,16 @@ RECORD_SHARDS = 8
 
 
 def path_hash(rest: str) -> str:
-    """A document path as a key part: a path may take 1020 bytes, which a sort key with a version behind it
-    would not hold, and the hash keeps a version's key computable from the path and the number alone."""
+    """A document path as a key part (<path_hash> above)."""
     return hashlib.sha256(rest.encode("utf-8")).hexdigest()
 
 
 def record_shard(record_id: str) -> int:
     return int(hashlib.sha256(record_id.encode("ascii", "replace")).hexdigest()[:4], 16) % RECORD_SHARDS
+
+
+def record_partition(layer: str, shard: int) -> str:
+    return f"{layer[:1]}{shard}"
 
 
 def run_digest(run_id: str) -> str:
@@ -336,7 +359,7 @@ DOCUMENT: Kind[Document] = Kind(
 VERSION: Kind[Version] = Kind(
     "version",
     "ANCHOR#{anchor}",
-    "VER#{path_hash}#{lock_version:012d}",
+    f"VER#{{path_hash}}#{{lock_version:0{VERSION_DIGITS}d}}",
     "one version record of the document at <path> (store/versions.py)",
     Version,
     (items.version_attributes, None),
@@ -456,9 +479,9 @@ LEASE: Kind[Lease] = Kind(
 )
 RECORD: Kind[TypedRecord] = Kind(
     "record",
-    "RECORD#{workspace_id}#{layer_initial}{shard}",
+    "RECORD#{workspace_id}#{partition}",
     "{public_id}",
-    "a typed record, content inline; its layer's initial (W or S) and shard (a hash of its id) in the pk",
+    "a typed record, content inline; <partition> is its layer's initial (W or S) and its shard",
     TypedRecord,
     (items.record_attributes, items.record_row),
     parts_of=lambda r: _record_parts(r.workspace_id, r.layer, r.public_id),
@@ -508,8 +531,7 @@ def _version_parts(anchor_key: str, number: str, rest: str) -> dict[str, Any]:
 def _record_parts(workspace_id: str, layer: str, record_id: str) -> dict[str, Any]:
     return {
         "workspace_id": workspace_id,
-        "layer_initial": layer[:1],
-        "shard": record_shard(record_id),
+        "partition": record_partition(layer, record_shard(record_id)),
         "public_id": record_id,
     }
 
