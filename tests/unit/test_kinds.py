@@ -7,6 +7,7 @@ import typing
 from typing import Any
 
 import pytest
+from agent_memory.core.model import Workspace
 from agent_memory.core.ports import Ref
 from agent_memory.store import kinds
 
@@ -49,5 +50,7 @@ def test_the_layout_lists_each_shape_once() -> None:
 
 def test_a_ref_reads_its_row_out_of_a_batch_typed() -> None:
     ref = Ref.workspace("ws_1")
-    assert ref.row({ref: "the row"}) == "the row"
+    ws = Workspace("ws_1", "acc_1", "room", "2026-01-01T00:00:00.000Z")
+    got: Workspace | None = ref.row({ref: ws, Ref.agent("ag_1"): None})
+    assert got is ws
     assert ref.row({}) is None
