@@ -328,7 +328,7 @@ EXECUTION: Kind[Execution] = Kind(
     "an execution: principal, answerer, subject, frozen bindings, tools, ancestors (the executions it was "
     "spawned from)",
     Execution,
-    (items.execution_attributes, items.execution_row),
+    items.EXECUTION_FIELDS,
 )
 EXECUTION_STOP: Kind[ExecutionStop] = Kind(
     "execution_stop",

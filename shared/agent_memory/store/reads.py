@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_memory.core.ports import Ref
 from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
 from agent_memory.store.commit import PACING, busy, read
+
+T = TypeVar("T")
 
 # BatchGetItem's limit of keys per request.
 _BATCH = 100
@@ -51,6 +53,6 @@ class Reads(Backend):
                 raise busy()
         return out
 
-    def get(self, ref: Ref) -> Any:
+    def get(self, ref: Ref[T]) -> T | None:
         """One row, or None."""
-        return self.get_many([ref])[ref]
+        return ref.row(self.get_many([ref]))
