@@ -55,7 +55,7 @@ from agent_memory.core.model import (
     Workspace,
 )
 from agent_memory.core.ports import Ref
-from agent_memory.store import items, keys, kinds
+from agent_memory.store import keys, kinds
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "items.json"
 
@@ -309,12 +309,12 @@ WRITTEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]]
     ),
     "version": (
         lambda: kinds.VERSION.item(VERSION),
-        lambda it: items.version_row(it, ANCHOR, "/a/b#c.md"),
+        lambda it: kinds.VERSION.read(it, rest="/a/b#c.md"),
         VERSION,
     ),
     "version_bare": (
         lambda: kinds.VERSION.item(VERSION_BARE),
-        lambda it: items.version_row(it, ANCHOR, "/v.md"),
+        lambda it: kinds.VERSION.read(it, rest="/v.md"),
         VERSION_BARE,
     ),
     "meta": (lambda: kinds.META.item(12, anchor=ANCHOR.key), None, None),

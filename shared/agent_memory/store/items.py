@@ -123,6 +123,8 @@ class Attr:
     write: Callable[[Any], dict[str, Any]] | None = None
     # The field's value from the item's attributes.
     read: Callable[[dict[str, Any]], Any] | None = None
+    # The field's value from its key part's text (a field the key holds, not an attribute).
+    from_key: Callable[[str], Any] | None = None
 
     @staticmethod
     def number(name: str, kind: Callable[[Any], Any]) -> Attr:
@@ -134,51 +136,65 @@ class Attr:
         """A count stored only when not 0."""
         return Attr(write=lambda v: {name: v or None}, read=lambda it: int(it.get(name) or 0))
 
+    @staticmethod
+    def flag(name: str) -> Attr:
+        """A flag stored only when set."""
+        return Attr(write=lambda v: {name: v or None}, read=lambda it: bool(it.get(name)))
+
 
 class Fields(Generic[R]):
     """A row dataclass stored field by field: each field is an attribute of its name, except the parts of
-    the key (read back from it; `stored_too` names those also kept as attributes) and the `Attr`
-    overrides. An absent attribute reads back as the field's default, or None."""
+    the key (read back from it; `stored_too` names those also kept as attributes), the `unstored` fields
+    (given to the read by its caller) and the `Attr` overrides. An absent attribute reads back as the
+    field's default, or None."""
 
-    def __init__(self, *, stored_too: tuple[str, ...] = (), **overrides: Attr) -> None:
+    def __init__(self, *, stored_too: tuple[str, ...] = (), unstored: tuple[str, ...] = (), **overrides: Attr) -> None:
         self.stored_too = stored_too
+        self.unstored = unstored
         self.overrides = overrides
 
     def bind(
         self, row: type[R], shape: Shape
     ) -> tuple[Callable[[R], dict[str, Any]], Callable[[dict[str, Any], dict[str, str]], R]]:
-        in_key = set(shape.fields) - set(self.stored_too)
+        from_parts = (set(shape.fields) - set(self.stored_too)) | set(self.unstored)
         own = fields(row)  # type: ignore[arg-type]
         unknown = set(self.overrides) - {f.name for f in own}
         assert not unknown, f"{row.__name__} has no fields {unknown}"
-        writes = [(f.name, self.overrides.get(f.name)) for f in own if f.name not in in_key]
-        reads = [(f.name, self.overrides.get(f.name), f.default, f.default_factory) for f in own]
-
-        def encode(r: R) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for name, attr in writes:
+        # The two mappers are compiled once per kind, as dataclasses compiles __init__: a pointer listing
+        # reads 64 rows and a fork writes as many, and a loop over the fields costs twice a straight call.
+        names: dict[str, Any] = {"row": row}
+        written: list[str] = []
+        read: list[str] = []
+        for i, f in enumerate(own):
+            attr = self.overrides.get(f.name)
+            if f.name not in from_parts:
                 if attr is not None and attr.write is not None:
-                    out |= attr.write(getattr(r, name))
+                    names[f"w{i}"] = attr.write
+                    written.append(f"**w{i}(r.{f.name})")
                 else:
-                    out[name] = getattr(r, name)
-            return out
-
-        def decode(it: dict[str, Any], parts: dict[str, str]) -> R:
-            # Positional, in field order: keyword construction costs twice as much.
-            values: list[Any] = []
-            for name, attr, default, factory in reads:
-                if attr is not None and attr.read is not None:
-                    values.append(attr.read(it))
-                elif name in in_key:
-                    values.append(parts[name])
-                elif name in it:
-                    values.append(it[name])
-                elif factory is not MISSING:
-                    values.append(factory())
+                    written.append(f"{f.name!r}: r.{f.name}")
+            if attr is not None and attr.read is not None:
+                names[f"r{i}"] = attr.read
+                read.append(f"r{i}(it)")
+            elif f.name in from_parts:
+                if attr is not None and attr.from_key is not None:
+                    names[f"k{i}"] = attr.from_key
+                    read.append(f"k{i}(parts[{f.name!r}])")
                 else:
-                    values.append(None if default is MISSING else default)
-            return row(*values)
-
+                    read.append(f"parts[{f.name!r}]")
+            elif f.default_factory is not MISSING:
+                names[f"d{i}"] = f.default_factory
+                read.append(f"it[{f.name!r}] if {f.name!r} in it else d{i}()")
+            else:
+                names[f"d{i}"] = None if f.default is MISSING else f.default
+                read.append(f"it.get({f.name!r}, d{i})")
+        source = (
+            f"def encode(r):\n    return {{{', '.join(written)}}}\n"
+            f"def decode(it, parts):\n    return row({', '.join(read)})\n"
+        )
+        exec(source, names)
+        encode: Callable[[R], dict[str, Any]] = names["encode"]
+        decode: Callable[[dict[str, Any], dict[str, str]], R] = names["decode"]
         return encode, decode
 
 
@@ -291,28 +307,18 @@ def _epoch(iso: str) -> int:
     return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
 
 
-def document_attributes(d: Document) -> dict[str, Any]:
-    return {
-        "public_id": d.public_id,
-        "lock_version": d.lock_version,
-        "bytesize": d.bytesize,
-        "sha256": d.sha256,
-        "description": d.description,
-        "written_at": d.written_at,
-        "content_key": d.content_key,
-        **_author_attributes(d.author),
-        **_safety_attributes(d.pii, d.quarantine),
-    }
-
-
 def _safety_attributes(pii: tuple[str, ...], q: Quarantine | None) -> dict[str, Any]:
     """The scans' findings as flat strings (a clean version stores none of them)."""
-    out: dict[str, Any] = {"pii": ",".join(pii) or None}
-    if q is not None:
-        out |= {"quarantine": q.status, "quarantine_rules": ",".join(q.rules), "ruleset": q.ruleset}
-        if q.reviewed_by is not None:
-            out |= _author_attributes(q.reviewed_by, "reviewed_by")
-            out["reviewed_at"] = q.reviewed_at
+    return {"pii": ",".join(pii) or None} | _quarantine_attributes(q)
+
+
+def _quarantine_attributes(q: Quarantine | None) -> dict[str, Any]:
+    if q is None:
+        return {}
+    out: dict[str, Any] = {"quarantine": q.status, "quarantine_rules": ",".join(q.rules), "ruleset": q.ruleset}
+    if q.reviewed_by is not None:
+        out |= _author_attributes(q.reviewed_by, "reviewed_by")
+        out["reviewed_at"] = q.reviewed_at
     return out
 
 
@@ -355,89 +361,6 @@ def _author(it: dict[str, Any], prefix: str = "author") -> Author:
 # The author mappers under the names other store modules use.
 author_attributes = _author_attributes
 author_of = _author
-
-
-def document_row(it: dict[str, Any], parts: dict[str, str]) -> Document:
-    # Positional: keyword construction costs twice as much, and a listing reads 64 of these.
-    return Document(
-        Anchor.from_key(parts["anchor"]),
-        parts["rest"],
-        it["public_id"],
-        it["lock_version"],
-        it["bytesize"],
-        it["sha256"],
-        it.get("description"),
-        it["written_at"],
-        it["content_key"],
-        _author(it),
-        _pii(it),
-        _quarantine(it),
-    )
-
-
-def version_attributes(v: Version) -> dict[str, Any]:
-    out = {
-        "public_id": v.public_id,
-        "lock_version": v.lock_version,
-        "bytesize": v.bytesize,
-        "sha256": v.sha256,
-        "description": v.description,
-        "written_at": v.written_at,
-        "content_key": v.content_key,
-        **_author_attributes(v.author),
-        "operation": v.operation,
-        "recorded_at": int(v.recorded_at),
-        "overwrote": v.overwrote_concurrent_edit or None,
-        "rolled_back_from": v.rolled_back_from,
-        "renamed_from": v.renamed_from,
-        "forked_from": v.forked_from,
-        "redacted_at": v.redacted_at,
-        "handed_off": v.handed_off or None,
-        **_safety_attributes(v.pii, v.quarantine),
-    }
-    if v.promoted_from is not None:
-        out["promoted_from"] = promoted_attribute(v.promoted_from)
-    if v.redacted_by is not None:
-        out.update(_author_attributes(v.redacted_by, "redacted_by"))
-    if v.merged_from is not None:
-        m = v.merged_from
-        out["merged_from"] = {
-            "conversation_public_id": m.conversation_public_id,
-            "public_id": m.public_id,
-            "lock_version": m.lock_version,
-        }
-    return out
-
-
-def version_row(item: Item, anchor: Anchor, rest: str) -> Version:
-    """A version record read back; the path is the caller's (the key holds only its hash)."""
-    it = unmarshal(item)
-    promoted = it.get("promoted_from")
-    return Version(
-        anchor,
-        rest,
-        it["public_id"],
-        it["lock_version"],
-        it["bytesize"],
-        it["sha256"],
-        it.get("description"),
-        it["written_at"],
-        it.get("content_key"),
-        _author(it),
-        it["operation"],
-        float(it.get("recorded_at") or 0),
-        overwrote_concurrent_edit=bool(it.get("overwrote")),
-        rolled_back_from=it.get("rolled_back_from"),
-        renamed_from=it.get("renamed_from"),
-        promoted_from=_promoted(promoted),
-        forked_from=it.get("forked_from"),
-        redacted_at=it.get("redacted_at"),
-        redacted_by=_author(it, "redacted_by") if it.get("redacted_by") else None,
-        pii=_pii(it),
-        quarantine=_quarantine(it),
-        handed_off=bool(it.get("handed_off")),
-        merged_from=_merged(it.get("merged_from")),
-    )
 
 
 def _merged(raw: Any) -> MergedFrom | None:
@@ -765,3 +688,47 @@ def fork_base_row(it: dict[str, Any], parts: dict[str, str]) -> ForkBase:
     conversation_id = parts["conversation_id"]
     docs = {rest: (str(d["p"]), int(d["v"])) for rest, d in (it.get("documents") or {}).items()}
     return ForkBase(conversation_id, str(it.get("parent_public_id") or ""), docs)
+
+
+# ---- documents and their versions ---------------------------------------------------------------------
+
+# What a pointer row and a version record store alike.
+ANCHOR = Attr(from_key=Anchor.from_key)
+AUTHOR = Attr(write=lambda a: _author_attributes(a), read=lambda it: _author(it))
+PII = Attr(write=lambda v: {"pii": ",".join(v) or None}, read=_pii)
+QUARANTINE = Attr(write=_quarantine_attributes, read=_quarantine)
+
+DOCUMENT_FIELDS: Fields[Document] = Fields(anchor=ANCHOR, author=AUTHOR, pii=PII, quarantine=QUARANTINE)
+
+# A version's key holds its path only hashed: who reads one gives the path (`rest`).
+VERSION_FIELDS: Fields[Version] = Fields(
+    stored_too=("lock_version",),
+    unstored=("rest",),
+    anchor=ANCHOR,
+    author=AUTHOR,
+    pii=PII,
+    quarantine=QUARANTINE,
+    recorded_at=Attr(write=lambda v: {"recorded_at": int(v)}, read=lambda it: float(it.get("recorded_at") or 0)),
+    overwrote_concurrent_edit=Attr(write=lambda v: {"overwrote": v or None}, read=lambda it: bool(it.get("overwrote"))),
+    promoted_from=Attr(
+        write=lambda p: {"promoted_from": None if p is None else promoted_attribute(p)},
+        read=lambda it: _promoted(it.get("promoted_from")),
+    ),
+    redacted_by=Attr(
+        write=lambda a: {} if a is None else _author_attributes(a, "redacted_by"),
+        read=lambda it: _author(it, "redacted_by") if it.get("redacted_by") else None,
+    ),
+    handed_off=Attr.flag("handed_off"),
+    merged_from=Attr(
+        write=lambda m: {"merged_from": None if m is None else _merged_attribute(m)},
+        read=lambda it: _merged(it.get("merged_from")),
+    ),
+)
+
+
+def _merged_attribute(m: MergedFrom) -> dict[str, Any]:
+    return {
+        "conversation_public_id": m.conversation_public_id,
+        "public_id": m.public_id,
+        "lock_version": m.lock_version,
+    }

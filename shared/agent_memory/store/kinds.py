@@ -104,14 +104,14 @@ def run_digest(run_id: str) -> str:
 class Shape:
     """One key template pair: builds a key from its parts and reads the parts back out of one."""
 
-    __slots__ = ("_pk_re", "_sk_re", "fields", "pk", "pk_prefix", "sk", "sk_prefix")
+    __slots__ = ("_pk", "_sk", "fields", "pk", "pk_prefix", "sk", "sk_prefix")
 
     def __init__(self, pk: str, sk: str) -> None:
         self.pk, self.sk = pk, sk
         self.fields = tuple(dict.fromkeys(_FIELD.findall(pk) + _FIELD.findall(sk)))
         # What every key of the shape starts with (what a listing's begins_with names).
         self.pk_prefix, self.sk_prefix = pk.split("{", 1)[0], sk.split("{", 1)[0]
-        self._pk_re, self._sk_re = _pattern(pk), _pattern(sk)
+        self._pk, self._sk = _parser(pk), _parser(sk)
 
     def key(self, *args: Any, **parts: Any) -> Key:
         """The key of these parts, given in the order the templates name them or by name."""
@@ -121,10 +121,10 @@ class Shape:
 
     def parse(self, pk: str, sk: str) -> dict[str, str] | None:
         """The parts of a key of this shape, or None when the key is of another shape."""
-        p, s = self._pk_re.fullmatch(pk), self._sk_re.fullmatch(sk)
+        p, s = self._pk(pk), self._sk(sk)
         if p is None or s is None:
             return None
-        return p.groupdict() | s.groupdict()
+        return p | s
 
     def text(self) -> str:
         """The shape as the layout spells it: `{field}` as `<field>`."""
@@ -133,6 +133,24 @@ class Shape:
 
 def _angled(m: re.Match[str]) -> str:
     return f"<{m.group(1)}>"
+
+
+def _parser(template: str) -> Callable[[str], dict[str, str] | None]:
+    """What reads one template's parts back: a prefix and one part after it (nearly every key) by slicing,
+    since a listing parses a key per row; anything else by a regular expression."""
+    found = list(_FIELD.finditer(template))
+    if not found:
+        return lambda text: {} if text == template else None
+    if len(found) == 1 and found[0].end() == len(template) and ":" not in found[0].group(0):
+        prefix, name, at = template[: found[0].start()], found[0].group(1), found[0].start()
+        return lambda text: {name: text[at:]} if text.startswith(prefix) else None
+    pattern = _pattern(template)
+
+    def parse(text: str) -> dict[str, str] | None:
+        m = pattern.fullmatch(text)
+        return None if m is None else m.groupdict()
+
+    return parse
 
 
 def _pattern(template: str) -> re.Pattern[str]:
@@ -198,18 +216,18 @@ class Kind(Generic[R]):
             return {"pk": {"S": pk}, "sk": {"S": sk}} | self._encode(row)
         return marshal({"pk": pk, "sk": sk} | self._encode(row))
 
-    def read(self, item: Item) -> R:
-        """The row an item (wire format) holds."""
-        return self.decode(item if self.wire else unmarshal(item))
+    def read(self, item: Item, **given: str) -> R:
+        """The row an item (wire format) holds; `given` are the fields its key holds only hashed."""
+        return self.decode(item if self.wire else unmarshal(item), **given)
 
-    def decode(self, it: dict[str, Any]) -> R:
+    def decode(self, it: dict[str, Any], **given: str) -> R:
         """The row an item holds, given as `read` hands it to the codec (plain, unless `wire`)."""
         assert self._decode is not None, f"{self.name or self.pk} items are not read as rows"
         pk, sk = (it["pk"]["S"], it["sk"]["S"]) if self.wire else (it["pk"], it["sk"])
         parts = self.shape.parse(pk, sk)
         if parts is None:
             raise ValueError(f"not a {self.name or self.pk} key: {it['pk']!r} {it['sk']!r}")
-        return self._decode(it, parts)
+        return self._decode(it, parts | given if given else parts)
 
     def ref_key(self, ref: Ref[Any]) -> Key:
         if self.ref_parts is not None:
@@ -352,7 +370,7 @@ DOCUMENT: Kind[Document] = Kind(
     "DOC#{rest}",
     "a document pointer row -> immutable S3 content key",
     Document,
-    (items.document_attributes, items.document_row),
+    items.DOCUMENT_FIELDS,
     parts_of=lambda d: {"anchor": d.anchor.key, "rest": d.rest},
     ref_parts=_anchor_parts,
 )
@@ -362,7 +380,7 @@ VERSION: Kind[Version] = Kind(
     f"VER#{{path_hash}}#{{lock_version:0{VERSION_DIGITS}d}}",
     "one version record of the document at <path> (store/versions.py)",
     Version,
-    (items.version_attributes, None),
+    items.VERSION_FIELDS,
     parts_of=lambda v: {"anchor": v.anchor.key, "path_hash": path_hash(v.rest), "lock_version": v.lock_version},
     ref_parts=lambda a, b: _version_parts(a, *b.split("#", 1)),
 )
@@ -554,12 +572,12 @@ def ref_key(ref: Ref[Any]) -> Key:
 
 
 def read_row(ref: Ref[R], item: Item) -> R:
-    """The row object a batch read answers for one ref (a version takes its path from it: its key holds only
-    the path's hash)."""
+    """The row object a batch read answers for one ref."""
     if ref.kind == "version":
-        _, _, rest = ref.b.partition("#")
-        return cast(R, items.version_row(item, Anchor.from_key(ref.a), rest))
-    row: R = BY_REF[ref.kind].read(item)
+        # Its key holds the path only hashed: the ref holds it whole.
+        row: R = BY_REF[ref.kind].read(item, rest=ref.b.partition("#")[2])
+        return row
+    row = BY_REF[ref.kind].read(item)
     return row
 
 
