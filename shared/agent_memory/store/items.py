@@ -148,9 +148,21 @@ class Fields(Generic[R]):
     (given to the read by its caller) and the `Attr` overrides. An absent attribute reads back as the
     field's default, or None."""
 
-    def __init__(self, *, stored_too: tuple[str, ...] = (), unstored: tuple[str, ...] = (), **overrides: Attr) -> None:
+    def __init__(
+        self,
+        *,
+        stored_too: tuple[str, ...] = (),
+        unstored: tuple[str, ...] = (),
+        or_default: tuple[str, ...] = (),
+        extra: Callable[[Any], dict[str, Any]] | None = None,
+        **overrides: Attr,
+    ) -> None:
         self.stored_too = stored_too
         self.unstored = unstored
+        # Fields whose empty value (0, "") reads back as the default as well as an absent one.
+        self.or_default = or_default
+        # Attributes derived from the whole row (none of its fields).
+        self.extra = extra
         self.overrides = overrides
 
     def bind(
@@ -158,7 +170,7 @@ class Fields(Generic[R]):
     ) -> tuple[Callable[[R], dict[str, Any]], Callable[[dict[str, Any], dict[str, str]], R]]:
         from_parts = (set(shape.fields) - set(self.stored_too)) | set(self.unstored)
         own = fields(row)  # type: ignore[arg-type]
-        unknown = set(self.overrides) - {f.name for f in own}
+        unknown = (set(self.overrides) | set(self.or_default)) - {f.name for f in own}
         assert not unknown, f"{row.__name__} has no fields {unknown}"
         # The two mappers are compiled once per kind, as dataclasses compiles __init__: a pointer listing
         # reads 64 rows and a fork writes as many, and a loop over the fields costs twice a straight call.
@@ -187,7 +199,12 @@ class Fields(Generic[R]):
                 read.append(f"it[{f.name!r}] if {f.name!r} in it else d{i}()")
             else:
                 names[f"d{i}"] = None if f.default is MISSING else f.default
-                read.append(f"it.get({f.name!r}, d{i})")
+                read.append(
+                    f"(it.get({f.name!r}) or d{i})" if f.name in self.or_default else f"it.get({f.name!r}, d{i})"
+                )
+        if self.extra is not None:
+            names["extra"] = self.extra
+            written.append("**extra(r)")
         source = (
             f"def encode(r):\n    return {{{', '.join(written)}}}\n"
             f"def decode(it, parts):\n    return row({', '.join(read)})\n"
@@ -307,11 +324,6 @@ def _epoch(iso: str) -> int:
     return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
 
 
-def _safety_attributes(pii: tuple[str, ...], q: Quarantine | None) -> dict[str, Any]:
-    """The scans' findings as flat strings (a clean version stores none of them)."""
-    return {"pii": ",".join(pii) or None} | _quarantine_attributes(q)
-
-
 def _quarantine_attributes(q: Quarantine | None) -> dict[str, Any]:
     if q is None:
         return {}
@@ -361,6 +373,13 @@ def _author(it: dict[str, Any], prefix: str = "author") -> Author:
 # The author mappers under the names other store modules use.
 author_attributes = _author_attributes
 author_of = _author
+
+
+# How a row's author and the scans' findings are stored, whichever row holds them.
+ANCHOR = Attr(from_key=Anchor.from_key)
+AUTHOR = Attr(write=lambda a: _author_attributes(a), read=lambda it: _author(it))
+PII = Attr(write=lambda v: {"pii": ",".join(v) or None}, read=_pii)
+QUARANTINE = Attr(write=_quarantine_attributes, read=_quarantine)
 
 
 def _merged(raw: Any) -> MergedFrom | None:
@@ -529,37 +548,25 @@ def lease_row(it: dict[str, Any], parts: dict[str, str]) -> Lease:
 # ---- typed records ---------------------------------------------------------------------------------
 
 
-def record_attributes(r: TypedRecord) -> dict[str, Any]:
-    return {
-        "workspace_id": r.workspace_id,
-        "layer": r.layer,
-        "type": r.type,
-        "content": r.content,
-        **_author_attributes(r.author),
-        "created_at": r.created_at,
-        "updated_at": r.updated_at,
-        "lock_version": r.lock_version,
-        "facet": r.facet,
-        "labels": list(r.labels) or None,
-        "run_id": r.run_id,
-        "source_kind": r.source_kind,
-        "source_ref": r.source_ref,
-        "visibility": r.visibility,
-        "user_id": r.user_id,
-        "observed_at": r.observed_at,
-        "valid_from": r.valid_from,
-        "valid_to": r.valid_to,
-        "supersedes": r.supersedes,
-        "superseded_by": r.superseded_by,
-        "mention_count": r.mention_count,
-        "evidence_count": r.evidence_count,
-        **_safety_attributes(r.pii, r.quarantine),
-        "content_digest": r.content_digest,
-        "dedup_group": r.group,
-        "operation_id": r.operation_id,
-        "last_seen_at": r.last_seen_at,
-        "s": searched_attribute(r),
-    }
+RECORD_FIELDS: Fields[TypedRecord] = Fields(
+    stored_too=("workspace_id",),
+    or_default=(
+        "lock_version",
+        "mention_count",
+        "evidence_count",
+        "source_kind",
+        "visibility",
+        "content_digest",
+        "operation_id",
+    ),
+    extra=lambda r: {"s": searched_attribute(r)},
+    author=AUTHOR,
+    pii=PII,
+    quarantine=QUARANTINE,
+    updated_at=Attr(read=lambda it: it.get("updated_at") or it["created_at"]),
+    labels=Attr(write=lambda v: {"labels": list(v) or None}, read=lambda it: tuple(it.get("labels") or ())),
+    group=Attr(write=lambda v: {"dedup_group": v}, read=lambda it: it.get("dedup_group") or ""),
+)
 
 
 def searched_attribute(r: TypedRecord) -> str:
@@ -595,40 +602,6 @@ def record_searched_row(item: Item, workspace_id: str) -> TypedRecord:
         valid_to=valid_to,
         superseded_by=it.get("superseded_by"),
         quarantine=_quarantine(it),
-    )
-
-
-def record_row(it: dict[str, Any], parts: dict[str, str]) -> TypedRecord:
-    return TypedRecord(
-        public_id=it["sk"],
-        workspace_id=it["workspace_id"],
-        layer=it["layer"],
-        type=it["type"],
-        content=it["content"],
-        author=_author(it),
-        created_at=it["created_at"],
-        updated_at=it.get("updated_at") or it["created_at"],
-        lock_version=int(it.get("lock_version") or 1),
-        facet=it.get("facet"),
-        labels=tuple(it.get("labels") or ()),
-        run_id=it.get("run_id"),
-        source_kind=it.get("source_kind") or "agent",
-        source_ref=it.get("source_ref"),
-        visibility=it.get("visibility") or "workspace",
-        user_id=it.get("user_id"),
-        observed_at=it.get("observed_at"),
-        valid_from=it.get("valid_from"),
-        valid_to=it.get("valid_to"),
-        supersedes=it.get("supersedes"),
-        superseded_by=it.get("superseded_by"),
-        mention_count=int(it.get("mention_count") or 1),
-        evidence_count=int(it.get("evidence_count") or 1),
-        pii=_pii(it),
-        quarantine=_quarantine(it),
-        content_digest=it.get("content_digest") or "",
-        group=it.get("dedup_group") or "",
-        operation_id=it.get("operation_id") or "",
-        last_seen_at=it.get("last_seen_at"),
     )
 
 
@@ -692,11 +665,6 @@ def fork_base_row(it: dict[str, Any], parts: dict[str, str]) -> ForkBase:
 
 # ---- documents and their versions ---------------------------------------------------------------------
 
-# What a pointer row and a version record store alike.
-ANCHOR = Attr(from_key=Anchor.from_key)
-AUTHOR = Attr(write=lambda a: _author_attributes(a), read=lambda it: _author(it))
-PII = Attr(write=lambda v: {"pii": ",".join(v) or None}, read=_pii)
-QUARANTINE = Attr(write=_quarantine_attributes, read=_quarantine)
 
 DOCUMENT_FIELDS: Fields[Document] = Fields(anchor=ANCHOR, author=AUTHOR, pii=PII, quarantine=QUARANTINE)
 

@@ -501,7 +501,7 @@ RECORD: Kind[TypedRecord] = Kind(
     "{public_id}",
     "a typed record, content inline; <partition> is its layer's initial (W or S) and its shard",
     TypedRecord,
-    (items.record_attributes, items.record_row),
+    items.RECORD_FIELDS,
     parts_of=lambda r: _record_parts(r.workspace_id, r.layer, r.public_id),
     ref_parts=lambda a, b: _record_parts(a, *b.split("#", 1)),
 )
