@@ -172,6 +172,8 @@ class Fields(Generic[R]):
         own = fields(row)  # type: ignore[arg-type]
         unknown = (set(self.overrides) | set(self.or_default)) - {f.name for f in own}
         assert not unknown, f"{row.__name__} has no fields {unknown}"
+        bare = {f.name for f in own if f.name in self.or_default and f.default is MISSING}
+        assert not bare, f"{row.__name__}.{bare} have no default to read an empty value as"
         # The two mappers are compiled once per kind, as dataclasses compiles __init__: a pointer listing
         # reads 64 rows and a fork writes as many, and a loop over the fields costs twice a straight call.
         names: dict[str, Any] = {"row": row}
@@ -417,59 +419,40 @@ def _promoted(raw: Any) -> PromotedFrom | None:
     )
 
 
-def idempotency_attributes(r: Record) -> dict[str, Any]:
-    """A keyed request's record. The answer is kept as JSON text: it is read back whole, never queried."""
-    return {
-        "fingerprint": r.fingerprint,
-        "status": r.answer.status,
-        "answer": json.dumps(r.answer.body, ensure_ascii=False, separators=(",", ":")),
-        "expires_at": r.expires_at,
-    }
+PROMOTED = Attr(
+    write=lambda p: {"promoted_from": None if p is None else promoted_attribute(p)},
+    read=lambda it: _promoted(it.get("promoted_from")),
+)
 
 
-def idempotency_record(it: dict[str, Any], parts: dict[str, str]) -> Record:
-    return Record(
-        parts["scope"],
-        parts["key_digest"],
-        it["fingerprint"],
-        Answer(int(it["status"]), json.loads(it["answer"])),
-        it["expires_at"],
-    )
+# A keyed request's record. The answer is kept as JSON text: it is read back whole, never queried.
+IDEMPOTENCY_FIELDS: Fields[Record] = Fields(
+    answer=Attr(
+        write=lambda a: {"status": a.status, "answer": json.dumps(a.body, ensure_ascii=False, separators=(",", ":"))},
+        read=lambda it: Answer(int(it["status"]), json.loads(it["answer"])),
+    ),
+)
 
 
 # ---- organization Memories ---------------------------------------------------------------------------
 
 
-def memory_attributes(m: OrgMemory) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "account_id": m.account_id,
-        "name": m.name,
-        "description": m.description,
-        "source": m.source,
-        **_author_attributes(m.created_by, "created_by"),
-        "created_at": m.created_at,
-        "archived": m.archived,
-        "attachment_count": m.attachment_count,
-        "revision": m.revision,
-        **memory_settings(m),
-    }
-    if m.git is not None:
-        out |= {"git_url": m.git.url, "git_ref": m.git.ref, "git_path": m.git.path, "git_commit": m.git.commit}
-    if m.promoted_from is not None:
-        out["promoted_from"] = promoted_attribute(m.promoted_from)
-    return out
-
-
 def memory_settings(m: OrgMemory) -> dict[str, Any]:
     """The attributes a PATCH may change (description aside), each present as null when unset so an
     update can SET them all."""
-    d, a = m.default, m.access
-    return {
-        "default": None
+    return {"default": _default_attribute(m.default), "access": _access_attribute(m.access)}
+
+
+def _default_attribute(d: MemoryDefault | None) -> dict[str, Any] | None:
+    return (
+        None
         if d is None
-        else {"reach": d.reach, "deployment": d.deployment, "mode": d.mode, "read_first": d.read_first},
-        "access": None if a is None else {"humans": list(a.humans), "workspaces": list(a.workspaces)},
-    }
+        else {"reach": d.reach, "deployment": d.deployment, "mode": d.mode, "read_first": d.read_first}
+    )
+
+
+def _access_attribute(a: MemoryAccess | None) -> dict[str, Any] | None:
+    return None if a is None else {"humans": list(a.humans), "workspaces": list(a.workspaces)}
 
 
 def memory_default(raw: Any) -> MemoryDefault | None:
@@ -484,34 +467,30 @@ def _access(raw: Any) -> MemoryAccess | None:
     return MemoryAccess(tuple(raw.get("humans") or ()), tuple(raw.get("workspaces") or ()))
 
 
-def memory_row(it: dict[str, Any], parts: dict[str, str]) -> OrgMemory | None:
-    """A Memory, or None while its deletion is under way (it is gone for every reader from the start)."""
-    row = memory_row_any(it, parts)
-    return None if row.deleting else row
+def _git_attributes(g: GitOrigin | None) -> dict[str, Any]:
+    return {} if g is None else {"git_url": g.url, "git_ref": g.ref, "git_path": g.path, "git_commit": g.commit}
 
 
-def memory_row_any(it: dict[str, Any], parts: dict[str, str]) -> OrgMemory:
-    """A Memory as stored, a deletion under way included (what that deletion reads to go on)."""
-    git = None
-    if it.get("git_url"):
-        git = GitOrigin(it["git_url"], it.get("git_ref") or "", it.get("git_path") or "", it.get("git_commit"))
-    return OrgMemory(
-        memory_id=parts["memory_id"],
-        account_id=it["account_id"],
-        name=it["name"],
-        description=it.get("description") or "",
-        source="git" if it.get("source") == "git" else "native",
-        created_by=_author(it, "created_by"),
-        created_at=it["created_at"],
-        archived=bool(it.get("archived")),
-        git=git,
-        default=memory_default(it.get("default")),
-        access=_access(it.get("access")),
-        promoted_from=_promoted(it.get("promoted_from")),
-        attachment_count=int(it.get("attachment_count") or 0),
-        revision=int(it.get("revision") or 0),
-        deleting=bool(it.get("deleting")),
-    )
+def _git(it: dict[str, Any]) -> GitOrigin | None:
+    if not it.get("git_url"):
+        return None
+    return GitOrigin(it["git_url"], it.get("git_ref") or "", it.get("git_path") or "", it.get("git_commit"))
+
+
+# A Memory as stored, a deletion under way included (what that deletion reads to go on); `deleting` is
+# set by the deletion's own update, never written whole.
+MEMORY_FIELDS: Fields[OrgMemory] = Fields(
+    or_default=("attachment_count", "revision"),
+    description=Attr(read=lambda it: it.get("description") or ""),
+    source=Attr(read=lambda it: "git" if it.get("source") == "git" else "native"),
+    created_by=Attr(write=lambda a: _author_attributes(a, "created_by"), read=lambda it: _author(it, "created_by")),
+    archived=Attr(read=lambda it: bool(it.get("archived"))),
+    git=Attr(write=_git_attributes, read=_git),
+    default=Attr(write=lambda d: {"default": _default_attribute(d)}, read=lambda it: memory_default(it.get("default"))),
+    access=Attr(write=lambda a: {"access": _access_attribute(a)}, read=lambda it: _access(it.get("access"))),
+    promoted_from=PROMOTED,
+    deleting=Attr(write=lambda _: {}, read=lambda it: bool(it.get("deleting"))),
+)
 
 
 def memory_stats_row(it: dict[str, Any], parts: dict[str, str]) -> MemoryStats | None:
@@ -678,10 +657,7 @@ VERSION_FIELDS: Fields[Version] = Fields(
     quarantine=QUARANTINE,
     recorded_at=Attr(write=lambda v: {"recorded_at": int(v)}, read=lambda it: float(it.get("recorded_at") or 0)),
     overwrote_concurrent_edit=Attr(write=lambda v: {"overwrote": v or None}, read=lambda it: bool(it.get("overwrote"))),
-    promoted_from=Attr(
-        write=lambda p: {"promoted_from": None if p is None else promoted_attribute(p)},
-        read=lambda it: _promoted(it.get("promoted_from")),
-    ),
+    promoted_from=PROMOTED,
     redacted_by=Attr(
         write=lambda a: {} if a is None else _author_attributes(a, "redacted_by"),
         read=lambda it: _author(it, "redacted_by") if it.get("redacted_by") else None,

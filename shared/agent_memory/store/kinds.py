@@ -416,7 +416,7 @@ IDEMPOTENCY: Kind[Record] = Kind(
     "IDEM",
     "a keyed request's fingerprint and recorded answer (expires by TTL)",
     Record,
-    (items.idempotency_attributes, items.idempotency_record),
+    items.IDEMPOTENCY_FIELDS,
 )
 MEMORY_ANY: Kind[OrgMemory] = Kind(
     "memory_any",
@@ -424,10 +424,19 @@ MEMORY_ANY: Kind[OrgMemory] = Kind(
     "MEM",
     "an organization Memory: name, description, source, default, access",
     OrgMemory,
-    (items.memory_attributes, items.memory_row_any),
+    items.MEMORY_FIELDS,
 )
+_memory = cast(Decoder[OrgMemory], MEMORY_ANY._decode)
+
+
+def _live_memory(m: OrgMemory) -> OrgMemory | None:
+    return None if m.deleting else m
+
+
 # A Memory, or None while its deletion is under way (it is gone for every reader from the start).
-MEMORY: Kind[OrgMemory | None] = Kind("memory", MEMORY_ANY.pk, MEMORY_ANY.sk, "", OrgMemory, (None, items.memory_row))
+MEMORY: Kind[OrgMemory | None] = Kind(
+    "memory", MEMORY_ANY.pk, MEMORY_ANY.sk, "", OrgMemory, (None, lambda it, parts: _live_memory(_memory(it, parts)))
+)
 MEMORY_INDEX: Kind[OrgMemory] = Kind(
     "",
     "ACCOUNT#{account_id}",
