@@ -1,11 +1,11 @@
 """Stored item formats are data on disk: every kind's item, as the store writes it, is pinned here.
 
 The expected items in snapshots/items.json were taken from the store before its item kinds moved into one
-registry; users' local data dirs and deployed tables hold items spelled exactly so. Each sample is written
-with its `*_item` mapper, compared with the pinned wire item, and read back with its `*_row` mapper to the
-same row. Rows written by update expressions (no `*_item` of their own) pin how a stored item reads back.
-A change to a mapper that alters a stored spelling fails here: change the snapshot only together with a
-migration of the stored data.
+registry (store/kinds.py); users' local data dirs and deployed tables hold items spelled exactly so. Each
+sample is written by its kind, compared with the pinned wire item, and read back to the same row; so is the
+pinned item itself. Rows written by update expressions (no whole item of their own) pin how a stored item
+reads back. A change to a codec that alters a stored spelling fails here: change the snapshot only together
+with a migration of the stored data.
 """
 
 from __future__ import annotations

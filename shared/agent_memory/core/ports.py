@@ -46,7 +46,6 @@ from agent_memory.core.model import (
 
 # The row a Ref names; a bare `Ref` names any row (what a batch of mixed kinds holds).
 R = TypeVar("R", covariant=True, default=Any)
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
