@@ -21,11 +21,29 @@ from agent_memory.api.contract import RouteSpec as Route  # noqa: E402
 from agent_memory.api.errors import CATALOGUE  # noqa: E402
 from agent_memory.edges.http.openapi import document as openapi_document  # noqa: E402
 from agent_memory.edges.tools.dispatch import SCHEMA_FORMATS, schema_document  # noqa: E402
+from agent_memory.store.kinds import layout  # noqa: E402
 from agent_memory_sdk.client import exception_name  # noqa: E402
 from agent_memory_sdk.local.gateway import build_event  # noqa: E402
 from agent_memory_sdk.local.template import TemplateRoute, _compile  # noqa: E402
 
 RUNTIME = "python3.12"
+
+
+def key_layout(width: int = 116) -> str:
+    """The table's key shapes as the template's comment, from the registry of item kinds (declared there)."""
+    lines = ["  # One table for everything. Key shapes (pk  sk), each declared in shared/agent_memory/store/kinds.py:"]
+    line = ""
+    for shape, _ in layout():
+        entry = shape if not line else f"{line} | {shape}"
+        if line and len(entry) + 6 > width:
+            lines.append(f"  #   {line}")
+            entry = shape
+        line = entry
+    lines.append(f"  #   {line}")
+    return "\n".join(lines)
+
+
+KEY_LAYOUT = key_layout()
 
 HEADER = f"""\
 AWSTemplateFormatVersion: "2010-09-09"
@@ -83,16 +101,7 @@ Resources:
       BuildMethod: makefile
       BuildArchitecture: arm64
 
-  # One table for everything. Key shapes (pk / sk), spelled in shared/agent_memory/store/keys.py:
-  #   TOKEN#<sha256> TOKEN | ACCOUNT#<id> ACCOUNT | HUMAN#<id> HUMAN | AGENT#<id> AGENT
-  #   STEWARD#<human> DEFNAME#<name> | SPEAKER#<id> SPEAKER | WS#<id> WS | WS#<id> MEMBER#<principal>
-  #   CONV#<id> CONV | EXEC#<id> EXEC (an execution's frozen bindings)
-  #   ANCHOR#<scope>#<owner>[#<speaker>] #META (doc_count) | ... DOC#<path> (pointer row)
-  #   RATE#<principal> MIN#<minute> (write budget, expires_at TTL)
-  #   FORKLOG#<utc hour> <time>#<child> (content keys a fork copied, expires_at TTL)
-  #   ANCHOR#... VER#<path hash>#<version> (version records) | WS#<id> CONVREF#<conv> | IDEM#<scope>#<key> IDEM
-  #   MEM#<memory> MEM (an organization Memory) | ACCOUNT#<id> MEMORY#, MEMNAME#, MEMDEFAULT#, MEMREF#,
-  #   AGENTREF#, MEMMOUNT# (the account's indexes) | ANCHOR#memory#<id> LEASE#<path hash> (file leases, TTL)
+{KEY_LAYOUT}
   MemoryTable:
     Type: AWS::DynamoDB::Table
     DeletionPolicy: Retain

@@ -652,7 +652,7 @@ def _grep_worst_url(w: World) -> str:
 
     from agent_memory.core.ids import now_iso, sha256_hex, uuid7
     from agent_memory.core.model import Document
-    from agent_memory.store.items import doc_item, meta_item
+    from agent_memory.store.kinds import DOCUMENT, META
 
     ws = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "grep"}}, expect=201))
     ws_id = ws["workspace"]["public_id"]
@@ -697,7 +697,7 @@ def _grep_worst_url(w: World) -> str:
     ]
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(lambda d: store.put_content(d.content_key, text), docs))
-    items = [doc_item(d) for d in docs] + [meta_item(a, GREP_DOCS) for a in anchors]
+    items = [DOCUMENT.item(d) for d in docs] + [META.item(GREP_DOCS, anchor=a.key) for a in anchors]
     for k in range(0, len(items), 25):
         batch = [{"PutRequest": {"Item": it}} for it in items[k : k + 25]]
         store.ddb.batch_write_item(RequestItems={store.table: batch})
@@ -888,7 +888,7 @@ def _searched_workspace(w: World) -> str:
     from agent_memory.core.ids import now_iso, uuid7
     from agent_memory.core.model import TypedRecord
     from agent_memory.domain.records.text import content_digest
-    from agent_memory.store.items import record_item
+    from agent_memory.store.kinds import RECORD
 
     made = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "records"}}, expect=201))
     ws_id = str(made["workspace"]["public_id"])
@@ -911,7 +911,7 @@ def _searched_workspace(w: World) -> str:
             facet=_TOPICS[i % len(_TOPICS)],
             content_digest=content_digest(text),
         )
-        items.append(record_item(rec))
+        items.append(RECORD.item(rec))
     store = get_store()
     for k in range(0, len(items), 25):
         batch = [{"PutRequest": {"Item": it}} for it in items[k : k + 25]]

@@ -92,7 +92,7 @@ class Routes:
         headers: Mapping[str, str] | None = None,
         read_only: bool | None = None,
     ) -> dict[str, Any]:
-        """POST /humans/{human_public_id}/credentials/rotate (200)
+        """POST /humans/{human_public_id}/credentials/rotate (201)
 
         Issue a new token for a Human (the caller itself, or any of the account's as its first Human); the old
         token stops working at once.
@@ -114,20 +114,17 @@ class Routes:
         human_public_id: str,
         headers: Mapping[str, str] | None = None,
         read_only: bool | None = None,
-    ) -> dict[str, Any]:
-        """POST /humans/{human_public_id}/credentials/revoke (200)
+    ) -> None:
+        """POST /humans/{human_public_id}/credentials/revoke (204)
 
         Stop every token of a Human from working until its credentials are rotated again.
         """
-        return cast(
-            "dict[str, Any]",
-            self._client.call(
-                "revoke_human_credentials",
-                {"human_public_id": human_public_id},
-                None,
-                headers=headers,
-                read_only=read_only,
-            ),
+        self._client.call(
+            "revoke_human_credentials",
+            {"human_public_id": human_public_id},
+            None,
+            headers=headers,
+            read_only=read_only,
         )
 
     def create_workspace(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from agent_memory.core.model import Anchor, Author, Document
 from agent_memory.store.forklog import FORK_LOG_TTL_SECONDS, fork_log_item, fork_log_partition, fork_log_time
-from agent_memory.store.items import doc_item, doc_row, marshal
+from agent_memory.store.items import marshal
+from agent_memory.store.kinds import DOCUMENT
 from boto3.dynamodb.types import TypeSerializer
 
 CONV = "0199aaaa-0000-7000-8000-000000000001"
@@ -42,21 +43,21 @@ def test_a_pointer_row_reads_back_as_written_and_a_copy_changes_only_its_key(
     description: str | None, author: Author
 ) -> None:
     doc = _doc(description, author)
-    # A row reads back as itself, with or without the anchor given
-    assert doc_row(doc_item(doc)) == doc == doc_row(doc_item(doc), doc.anchor)
+    # A row reads back as itself
+    assert DOCUMENT.read(DOCUMENT.item(doc)) == doc
     # Its item is what boto3's serializer would send, an absent description left out
     ser = TypeSerializer()
     expected = {k: ser.serialize(v) for k, v in _plain_item(doc).items() if v is not None}
-    assert doc_item(doc) == expected
+    assert DOCUMENT.item(doc) == expected
     # Copied under another anchor, only the key changes
     other = Anchor("conversation", "0199aaaa-0000-7000-8000-0000000000ff")
-    moved = doc_row(doc_item(doc, other))
+    moved = DOCUMENT.read(DOCUMENT.item(doc, anchor=other.key))
     assert moved.anchor == other and (moved.rest, moved.public_id, moved.written_at) == (
         doc.rest,
         doc.public_id,
         doc.written_at,
     )
-    assert doc_item(doc, other)["pk"] == {"S": f"ANCHOR#{other.key}"}
+    assert DOCUMENT.item(doc, anchor=other.key)["pk"] == {"S": f"ANCHOR#{other.key}"}
 
 
 def _plain_item(d: Document) -> dict[str, object]:
@@ -78,12 +79,12 @@ def _plain_item(d: Document) -> dict[str, object]:
 
 def test_a_row_of_an_unexpected_shape_is_still_read() -> None:
     # Given a row whose optional attributes are stored as NULL or missing, and numbers in another spelling
-    raw = doc_item(_doc(None, LEGACY))
+    raw = DOCUMENT.item(_doc(None, LEGACY))
     raw["description"] = {"NULL": True}
     raw["lock_version"] = {"N": "7.0"}
     del raw["author"]
     # Then it still reads as the row
-    assert doc_row(raw) == _doc(None, LEGACY)
+    assert DOCUMENT.read(raw) == _doc(None, LEGACY)
 
 
 def test_fork_log_keys_sort_by_time_within_an_hourly_partition() -> None:

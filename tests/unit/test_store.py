@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from agent_memory.api.errors import ApiError
@@ -29,6 +29,16 @@ from agent_memory.store.content import ContentCache
 from botocore.awsrequest import AWSResponse
 
 from ..aws_errors import transaction_cancelled
+
+T = TypeVar("T")
+
+
+def stored(store: DynamoStore, ref: Ref[T]) -> T:
+    """The row `ref` names, which the test has just written."""
+    row = store.get(ref)
+    assert row is not None
+    return row
+
 
 TEST_AUTHOR = Author("human", "test", "test")
 
@@ -118,7 +128,7 @@ def test_a_refused_create_leaves_the_pointer_and_at_most_an_unreferenced_object(
     # version is an object nothing references
     assert pointer(store, anchor, "plan.md") == original
     assert meta_count(store, anchor) == 1
-    assert store.get(Ref.conversation(conv.public_id)).context_revision == (1 if with_bump else 0)
+    assert stored(store, Ref.conversation(conv.public_id)).context_revision == (1 if with_bump else 0)
     assert content_keys(store) == {original.content_key, late.content_key}
     assert [d.content_key for d in store.list_documents(anchor)] == [original.content_key]
 
@@ -145,7 +155,7 @@ def test_replace_and_delete_need_the_current_pair(store: DynamoStore, with_bump:
     store.commit(DocumentChange(anchor, "plan.md", (v1.public_id, 1), None, bump))
     assert pointer(store, anchor, "plan.md") is None
     assert meta_count(store, anchor) == 0
-    assert store.get(Ref.conversation(conv.public_id)).context_revision == (3 if with_bump else 0)
+    assert stored(store, Ref.conversation(conv.public_id)).context_revision == (3 if with_bump else 0)
 
 
 def test_a_recreated_path_is_not_the_row_that_was_read(store: DynamoStore) -> None:
@@ -209,7 +219,7 @@ def test_a_full_scope_refuses_a_create_as_memory_full(store: DynamoStore) -> Non
     assert refusal(store, DocumentChange(anchor, "one-more.md", None, new, bump)) == "memory_full"
     assert pointer(store, anchor, "one-more.md") is None
     assert meta_count(store, anchor) == MAX_DOCUMENTS_PER_ANCHOR
-    assert store.get(Ref.conversation(conv.public_id)).context_revision == 1
+    assert stored(store, Ref.conversation(conv.public_id)).context_revision == 1
     # And creating a path that already exists in a full scope is stale rather than full
     late = version(store, anchor, "kept.md", "x")
     assert refusal(store, DocumentChange(anchor, "kept.md", None, late, bump)) == "stale_object"
@@ -238,7 +248,7 @@ def test_an_archived_conversation_refuses_as_conversation_archived(store: Dynamo
     assert refusal(store, change) == "conversation_archived"
     assert pointer(store, anchor, "plan.md") == existing
     assert meta_count(store, anchor) == 1
-    assert store.get(Ref.conversation(conv.public_id)).context_revision == 1
+    assert stored(store, Ref.conversation(conv.public_id)).context_revision == 1
 
 
 def test_a_moved_revision_refuses_as_stale_object(store: DynamoStore) -> None:
@@ -257,7 +267,7 @@ def test_a_moved_revision_refuses_as_stale_object(store: DynamoStore) -> None:
     assert meta_count(store, anchor) == 1
     # And with the current revision the same change commits
     store.commit(DocumentChange(anchor, "b.md", None, new, ConversationBump(conv.public_id, 1)))
-    assert store.get(Ref.conversation(conv.public_id)).context_revision == 2
+    assert stored(store, Ref.conversation(conv.public_id)).context_revision == 2
 
 
 def test_a_missing_conversation_refuses_as_not_found(store: DynamoStore) -> None:

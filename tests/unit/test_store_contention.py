@@ -53,7 +53,7 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
 
 from ..aws_errors import dynamodb_error, transaction_cancelled
-from .test_store import conversation, meta_count, pointer
+from .test_store import conversation, meta_count, pointer, stored
 
 CONTENTION = ["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"]
 SINGLE_CONTENTION = [
@@ -194,7 +194,7 @@ def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: s
     b = ConversationBump(conv.public_id) if bump else None
     w = WriteBudget((Meter("principal", uuid7(), 100),)) if budget else None
     existing = create(store, anchor, "a.md") if verb != "create" else None
-    revision = store.get(Ref.conversation(conv.public_id)).context_revision
+    revision = stored(store, Ref.conversation(conv.public_id)).context_revision
     if verb == "create":
         change = DocumentChange(anchor, "a.md", None, version(store, anchor, "a.md", "new"), b, w)
     elif verb == "replace":
@@ -208,7 +208,7 @@ def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: s
     def check() -> None:
         assert pointer(store, anchor, "a.md") == change.new
         assert meta_count(store, anchor) == (0 if verb == "delete" else 1)
-        assert store.get(Ref.conversation(conv.public_id)).context_revision == revision + (1 if bump else 0)
+        assert stored(store, Ref.conversation(conv.public_id)).context_revision == revision + (1 if bump else 0)
 
     refusals: list[str | None] = ["stale_object"]
     if verb != "replace":
@@ -244,7 +244,7 @@ def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bo
         for d in docs:
             got = record(store, child_anchor, d.rest, d.lock_version)
             assert got is not None and (got.operation, got.content_key) == ("fork", d.content_key)
-        forked_at = store.get(Ref.conversation(parent.public_id)).forked_at
+        forked_at = stored(store, Ref.conversation(parent.public_id)).forked_at
         assert forked_at == (int(now) if documents else None)
 
     refusals: list[str | None]
@@ -273,7 +273,7 @@ def _rollback(store: DynamoStore, *, bump: bool, budget: bool) -> Scenario:
         version=recorded(restored, "rollback", rolled_back_from=0),
         requires=VersionCheck(anchor, "a.md", v0.public_id, 0),
     )
-    revision = store.get(Ref.conversation(conv.public_id)).context_revision
+    revision = stored(store, Ref.conversation(conv.public_id)).context_revision
 
     def check() -> None:
         assert pointer(store, anchor, "a.md") == restored
@@ -285,7 +285,7 @@ def _rollback(store: DynamoStore, *, bump: bool, budget: bool) -> Scenario:
         )
         source = record(store, anchor, "a.md", 0)
         assert source is not None and source.content_key == v0.content_key
-        assert store.get(Ref.conversation(conv.public_id)).context_revision == revision + (1 if bump else 0)
+        assert stored(store, Ref.conversation(conv.public_id)).context_revision == revision + (1 if bump else 0)
 
     # A synthetic cancellation carries no old item: a failed source check then reads as a record that is
     # not this document's (the redacted case, with its old item, is test_a_rollback_whose_source_...)
@@ -374,7 +374,7 @@ def _agent(store: DynamoStore, kind: str) -> Scenario:
     token = TokenRow(uuid7().replace("-", ""), "agent", agent.public_id, agent.account_id)
 
     def check() -> None:
-        assert store.get(Ref.agent(agent.public_id)).public_id == agent.public_id
+        assert stored(store, Ref.agent(agent.public_id)).public_id == agent.public_id
 
     n = 4 if kind == "definition" else 3
     return lambda: store.create_agent(agent, token), check, ["already_exists"] * n
@@ -390,7 +390,7 @@ def _rotation(store: DynamoStore, first: bool) -> Scenario:
     new = TokenRow(uuid7().replace("-", ""), "agent", agent.public_id, agent.account_id)
 
     def check() -> None:
-        assert store.get(Ref.agent(agent.public_id)).token_digest == new.digest
+        assert stored(store, Ref.agent(agent.public_id)).token_digest == new.digest
 
     refusals: list[str | None] = ["stale_object", "stale_object"] + ([] if first else [None])
     return lambda: store.rotate_agent_token(agent, None if first else old.digest, new), check, refusals  # type: ignore[union-attr]
@@ -628,7 +628,7 @@ def test_a_rollback_whose_source_was_redacted_before_it_committed_is_refused_and
     assert info.value.code == "memory_version_redacted"
     assert pointer(store, anchor, "a.md") == v1
     assert record(store, anchor, "a.md", 2) is None
-    assert store.get(Ref.conversation(conv.public_id)).context_revision == 0
+    assert stored(store, Ref.conversation(conv.public_id)).context_revision == 0
 
 
 def test_a_redaction_after_a_rollback_of_its_pair_is_stale_and_keeps_the_record(store: DynamoStore) -> None:
@@ -674,7 +674,7 @@ def test_a_commit_whose_answer_was_lost_is_answered_as_the_commit(store: DynamoS
     assert len(tokens) == 1
     assert pointer(store, anchor, "a.md") == change.new
     assert meta_count(store, anchor) == 1
-    assert store.get(Ref.conversation(conv.public_id)).context_revision == 1
+    assert stored(store, Ref.conversation(conv.public_id)).context_revision == 1
 
 
 # ---- single-item writes and reads --------------------------------------------------------------------
@@ -694,7 +694,7 @@ def _single(store: DynamoStore, operation: str) -> tuple[Callable[[], Any], Call
         return lambda: store.commit(change), put_check
 
     def update_check() -> None:
-        assert store.get(Ref.conversation(conv.public_id)).archived is True
+        assert stored(store, Ref.conversation(conv.public_id)).archived is True
 
     return lambda: store.update_conversation(conv.public_id, archive=True, bump=False), update_check
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from agent_memory.core.model import Anchor, Author, Document, Version
 from agent_memory.store import DynamoStore
-from agent_memory.store import items as store_items
+from agent_memory.store import kinds as store_kinds
 from agent_memory.store.keys import anchor_pk, version_prefix
 from agent_memory.store.sweeper import SweepReport, sweep, sweep_configured
 
@@ -61,7 +61,7 @@ def pointer(store: DynamoStore, rest: str, public_id: str, lock_version: int, co
     doc = Document(
         ANCHOR, rest, public_id, lock_version, 1, "ab" * 32, None, "2026-01-01T00:00:00.000Z", content_key, ADA
     )
-    store.ddb.put_item(TableName=store.table, Item=store_items.doc_item(doc))
+    store.ddb.put_item(TableName=store.table, Item=store_kinds.DOCUMENT.item(doc))
 
 
 def record(
@@ -92,7 +92,7 @@ def record(
         recorded_at,
         redacted_at="2026-01-02T00:00:00.000Z" if redacted else None,
     )
-    store.ddb.put_item(TableName=store.table, Item=store_items.version_item(v))
+    store.ddb.put_item(TableName=store.table, Item=store_kinds.VERSION.item(v))
     return content_key
 
 
@@ -212,7 +212,7 @@ def test_a_record_without_recorded_at_counts_as_old_and_goes(store: DynamoStore)
     # Given a deleted document's record stored without recorded_at
     key = content(store, P, 0)
     v = Version(ANCHOR, "gone.md", P, 0, 1, "ab" * 32, None, "2026-01-01T00:00:00.000Z", key, ADA, "write", 0)
-    item = store_items.version_item(v)
+    item = store_kinds.VERSION.item(v)
     del item["recorded_at"]
     store.ddb.put_item(TableName=store.table, Item=item)
 

@@ -6,10 +6,12 @@ Each consumer names the composite it uses (a Context's `MemoryStore`, the direct
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol
+
+from typing_extensions import TypeVar
 
 from agent_memory.core.idempotency import Record
 from agent_memory.core.model import (
@@ -23,6 +25,7 @@ from agent_memory.core.model import (
     DocumentChange,
     EntryPage,
     Execution,
+    ExecutionStop,
     ForkBase,
     Human,
     Lease,
@@ -33,6 +36,7 @@ from agent_memory.core.model import (
     MergeChange,
     OrgMemory,
     Quarantine,
+    RecordClaim,
     RunLine,
     Speaker,
     StoreEntry,
@@ -44,104 +48,116 @@ from agent_memory.core.model import (
     WriteBudget,
 )
 
+# The row a Ref names; a bare `Ref` names any row (what a batch of mixed kinds holds).
+R = TypeVar("R", covariant=True, default=Any)
+
 
 @dataclass(frozen=True, slots=True)
-class Ref:
-    """A logical row to fetch in a batch: ("workspace", id), ("member", ws, principal), ("document", anchor, rest)."""
+class Ref(Generic[R]):
+    """A logical row to fetch in a batch: ("workspace", id), ("member", ws, principal), ("document", anchor, rest).
+
+    Typed by the row it names: `Ref.workspace(ws)` is a `Ref[Workspace]`, so `ref.row(got)` reads its row from
+    a batch typed. The store's registry (store/kinds.py) holds each kind's key shape and codec; a unit test
+    holds each factory's row type to the registry's."""
 
     kind: str
     a: str
     b: str = ""
 
+    def row(self, got: Mapping[Ref, Any]) -> R | None:
+        """This ref's row in a batch read's answer (None when absent)."""
+        found: R | None = got.get(self)
+        return found
+
     @staticmethod
-    def token(digest: str) -> Ref:
+    def token(digest: str) -> Ref[TokenRow]:
         return Ref("token", digest)
 
     @staticmethod
-    def workspace(ws: str) -> Ref:
+    def workspace(ws: str) -> Ref[Workspace]:
         return Ref("workspace", ws)
 
     @staticmethod
-    def member(ws: str, principal_id: str) -> Ref:
+    def member(ws: str, principal_id: str) -> Ref[Member]:
         return Ref("member", ws, principal_id)
 
     @staticmethod
-    def conversation(conv: str) -> Ref:
+    def conversation(conv: str) -> Ref[Conversation]:
         return Ref("conversation", conv)
 
     @staticmethod
-    def agent(agent_id: str) -> Ref:
+    def agent(agent_id: str) -> Ref[Agent]:
         return Ref("agent", agent_id)
 
     @staticmethod
-    def speaker(speaker_id: str) -> Ref:
+    def speaker(speaker_id: str) -> Ref[Speaker]:
         return Ref("speaker", speaker_id)
 
     @staticmethod
-    def human(human_id: str) -> Ref:
+    def human(human_id: str) -> Ref[Human]:
         return Ref("human", human_id)
 
     @staticmethod
-    def account(account_id: str) -> Ref:
+    def account(account_id: str) -> Ref[Account]:
         return Ref("account", account_id)
 
     @staticmethod
-    def execution(execution_id: str) -> Ref:
+    def execution(execution_id: str) -> Ref[Execution]:
         return Ref("execution", execution_id)
 
     @staticmethod
-    def execution_stop(execution_id: str) -> Ref:
+    def execution_stop(execution_id: str) -> Ref[ExecutionStop]:
         """The mark a stop leaves beside an execution (absent while it runs)."""
         return Ref("execution_stop", execution_id)
 
     @staticmethod
-    def document(anchor: Anchor, rest: str) -> Ref:
+    def document(anchor: Anchor, rest: str) -> Ref[Document]:
         return Ref("document", anchor.key, rest)
 
     @staticmethod
-    def idempotency(scope: str, key_digest: str) -> Ref:
+    def idempotency(scope: str, key_digest: str) -> Ref[Record]:
         return Ref("idempotency", scope, key_digest)
 
     @staticmethod
-    def memory(memory_id: str) -> Ref:
+    def memory(memory_id: str) -> Ref[OrgMemory]:
         return Ref("memory", memory_id)
 
     @staticmethod
-    def memory_any(memory_id: str) -> Ref:
+    def memory_any(memory_id: str) -> Ref[OrgMemory]:
         """A Memory's row even while its deletion is under way."""
         return Ref("memory_any", memory_id)
 
     @staticmethod
-    def memory_stats(memory_id: str) -> Ref:
+    def memory_stats(memory_id: str) -> Ref[MemoryStats]:
         return Ref("memory_stats", memory_id)
 
     @staticmethod
-    def lease(anchor: Anchor, rest: str) -> Ref:
+    def lease(anchor: Anchor, rest: str) -> Ref[Lease]:
         return Ref("lease", anchor.key, rest)
 
     @staticmethod
-    def record(workspace_id: str, layer: str, record_id: str) -> Ref:
+    def record(workspace_id: str, layer: str, record_id: str) -> Ref[TypedRecord]:
         return Ref("record", workspace_id, f"{layer}#{record_id}")
 
     @staticmethod
-    def record_claim(workspace_id: str, group: str, digest: str) -> Ref:
+    def record_claim(workspace_id: str, group: str, digest: str) -> Ref[RecordClaim]:
         return Ref("record_claim", workspace_id, f"{group}#{digest}")
 
     @staticmethod
-    def record_band(workspace_id: str, group: str, band: str) -> Ref:
+    def record_band(workspace_id: str, group: str, band: str) -> Ref[tuple[str, ...]]:
         return Ref("record_band", workspace_id, f"{group}#{band}")
 
     @staticmethod
-    def version(anchor: Anchor, rest: str, lock_version: int) -> Ref:
+    def version(anchor: Anchor, rest: str, lock_version: int) -> Ref[Version]:
         return Ref("version", anchor.key, f"{lock_version}#{rest}")
 
     @staticmethod
-    def entry_page(conversation_id: str, number: int) -> Ref:
+    def entry_page(conversation_id: str, number: int) -> Ref[EntryPage]:
         """One of a conversation's store entry pages (an EntryPage, or None while it holds nothing)."""
         return Ref("entry_page", conversation_id, str(number))
 
     @staticmethod
-    def fork_base(conversation_id: str) -> Ref:
+    def fork_base(conversation_id: str) -> Ref[ForkBase]:
         """What a fork copied (a ForkBase), kept with the child."""
         return Ref("fork_base", conversation_id)
 

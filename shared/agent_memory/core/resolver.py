@@ -415,7 +415,7 @@ class Resolver:
         costs a second batch (the account and the workspaces of its panel)."""
         presented = require_token(presented)
         mref = Ref.memory(memory_id)
-        refs = [mref]
+        refs: list[Ref] = [mref]
         if stats:
             refs.append(Ref.memory_stats(memory_id))
         if presented.principal_kind == "agent":

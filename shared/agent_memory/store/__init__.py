@@ -1,6 +1,7 @@
 """Storage: the DynamoDB + S3 store behind the domain's `Store` port.
 
-The parts change for different reasons: `keys` (the table layout), `items` (rows <-> items), `errors`
+The parts change for different reasons: `kinds` (every stored item kind: its key shape, row type and
+codec), `keys` (the key builders derived from it), `items` (the marshalling and the codecs), `commit`
 (every botocore error read in one place), `reads`, `directory`, `documents` (with `forklog`), `versions`
 and `content`; `DynamoStore` is all of them over one table and one bucket.
 """

@@ -42,7 +42,8 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core import idempotency
-from agent_memory.store.items import idempotency_item, idempotency_record, unmarshal
+from agent_memory.store import kinds
+from agent_memory.store.items import unmarshal
 
 T = TypeVar("T")
 
@@ -280,7 +281,7 @@ def guarded(steps: Sequence[Step], refusals: Refusals) -> tuple[list[Step], Refu
         {
             "Put": {
                 "TableName": table,
-                "Item": idempotency_item(uow.record(), request_token()),
+                "Item": kinds.idempotency_item(uow.record(), request_token()),
                 "ConditionExpression": "attribute_not_exists(#pk) OR #exp <= :now",
                 "ExpressionAttributeNames": {"#pk": "pk", "#exp": "expires_at"},
                 "ExpressionAttributeValues": {":now": {"N": str(int(time.time()))}},
@@ -292,7 +293,7 @@ def guarded(steps: Sequence[Step], refusals: Refusals) -> tuple[list[Step], Refu
     def taken(old: dict[str, Any] | None) -> ApiError:
         if old is None:
             return idempotency.conflict()
-        record = idempotency_record(old)
+        record = kinds.idempotency_record(old)
         if record.fingerprint == uow.fingerprint:
             raise idempotency.Replayed(record.answer)
         return idempotency.conflict()

@@ -18,28 +18,10 @@ from agent_memory.core.model import (
     TokenRow,
     Workspace,
 )
-from agent_memory.store import keys
+from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
 from agent_memory.store.commit import Refusals, Step, attempt, keyed, read, transact, write_one
-from agent_memory.store.items import (
-    Item,
-    account_item,
-    agent_index_item,
-    agent_item,
-    attribute,
-    conversation_item,
-    conversation_row,
-    definition_item,
-    definition_row,
-    execution_item,
-    human_item,
-    member_item,
-    memory_mount_items,
-    room_entry_item,
-    speaker_item,
-    token_item,
-    workspace_item,
-)
+from agent_memory.store.items import Item, attribute
 
 # Index entries of mounted Memories sent in one transaction with their execution (DynamoDB takes 100 items,
 # one of them kept for a keyed request's record).
@@ -59,32 +41,37 @@ class DirectoryWrites(Backend):
 
     def create_account(self, account: Account, human: Human, token: TokenRow) -> None:
         steps: list[Step] = [
-            ("account", self._new(account_item(account))),
-            ("human", self._new(human_item(human))),
-            ("token", self._new(token_item(token))),
+            ("account", self._new(kinds.ACCOUNT.item(account))),
+            ("human", self._new(kinds.HUMAN.item(human))),
+            ("token", self._new(kinds.TOKEN.item(token))),
         ]
         transact(self.ddb, steps, _exists())
 
     def create_human(self, human: Human, token: TokenRow) -> None:
-        steps: list[Step] = [("human", self._new(human_item(human))), ("token", self._new(token_item(token)))]
+        steps: list[Step] = [
+            ("human", self._new(kinds.HUMAN.item(human))),
+            ("token", self._new(kinds.TOKEN.item(token))),
+        ]
         transact(self.ddb, steps, _exists())
 
     def create_workspace(self, workspace: Workspace, member: Member) -> None:
         steps: list[Step] = [
-            ("workspace", self._new(workspace_item(workspace))),
-            ("member", self._new(member_item(member))),
+            ("workspace", self._new(kinds.WORKSPACE.item(workspace))),
+            ("member", self._new(kinds.MEMBER.item(member))),
         ]
         transact(self.ddb, steps, _exists())
 
     def put_member(self, member: Member) -> None:
         # A second invitation changes the role: membership is a setting, not an event.
-        write_one(self.ddb, ("member", {"Put": {"TableName": self.table, "Item": member_item(member)}}), Refusals())
+        write_one(
+            self.ddb, ("member", {"Put": {"TableName": self.table, "Item": kinds.MEMBER.item(member)}}), Refusals()
+        )
 
     def create_conversation(self, conversation: Conversation) -> None:
         # The workspace's index of its conversations is written with the conversation, in one transaction.
         steps: list[Step] = [
-            ("conversation", self._new(conversation_item(conversation))),
-            ("room", {"Put": {"TableName": self.table, "Item": room_entry_item(conversation)}}),
+            ("conversation", self._new(kinds.CONVERSATION_ANY.item(conversation))),
+            ("room", {"Put": {"TableName": self.table, "Item": kinds.ROOM_CONVERSATION.item(conversation)}}),
         ]
         transact(self.ddb, steps, _exists("That conversation already exists."))
 
@@ -107,13 +94,13 @@ class DirectoryWrites(Backend):
 
     def create_agent(self, agent: Agent, token: TokenRow | None) -> None:
         """Refuses `already_exists` when a definition of that name exists under the steward."""
-        steps: list[Step] = [("agent", self._new(agent_item(agent)))]
+        steps: list[Step] = [("agent", self._new(kinds.AGENT.item(agent)))]
         # The account's index of its agents: who a tenant default reaches, by name.
-        steps.append(("index", {"Put": {"TableName": self.table, "Item": agent_index_item(agent)}}))
+        steps.append(("index", {"Put": {"TableName": self.table, "Item": kinds.AGENT_INDEX.item(agent)}}))
         if agent.kind == "definition":
-            steps.append(("defname", self._new(definition_item(agent))))
+            steps.append(("defname", self._new(kinds.DEFINITION.item(agent))))
         if token is not None:
-            steps.append(("token", self._new(token_item(token))))
+            steps.append(("token", self._new(kinds.TOKEN.item(token))))
         transact(self.ddb, steps, _exists(f"You already steward an agent definition named {agent.name!r}."))
 
     def find_definition(self, steward_id: str, name: str) -> str | None:
@@ -123,7 +110,7 @@ class DirectoryWrites(Backend):
                 TableName=self.table, Key=keys.wire(keys.definition(steward_id, name)), ConsistentRead=True
             )
         )
-        return definition_row(resp["Item"]) if "Item" in resp else None
+        return kinds.definition_row(resp["Item"]) if "Item" in resp else None
 
     def rotate_agent_token(self, agent: Agent, old_digest: str | None, new: TokenRow) -> None:
         self._swap_token(keys.agent(agent.public_id), old_digest, new)
@@ -159,7 +146,7 @@ class DirectoryWrites(Backend):
         if new is not None:
             update["UpdateExpression"] = "SET #td = :new"
             values[":new"] = {"S": new.digest}
-            steps.append(("token", self._new(token_item(new))))
+            steps.append(("token", self._new(kinds.TOKEN.item(new))))
         if values:
             update["ExpressionAttributeValues"] = values
         if old_digest and old_digest != caller_digest:
@@ -190,7 +177,7 @@ class DirectoryWrites(Backend):
 
     def create_speaker(self, speaker: Speaker) -> None:
         self._create(
-            "speaker", speaker_item(speaker), lambda: ApiError("already_exists", "That speaker already exists.")
+            "speaker", kinds.SPEAKER.item(speaker), lambda: ApiError("already_exists", "That speaker already exists.")
         )
 
     def create_execution(self, execution: Execution) -> None:
@@ -202,10 +189,10 @@ class DirectoryWrites(Backend):
             return ApiError("already_exists", "That execution already exists.")
 
         index: list[Step] = [
-            ("mount", {"Put": {"TableName": self.table, "Item": it}}) for it in memory_mount_items(execution)
+            ("mount", {"Put": {"TableName": self.table, "Item": it}}) for it in kinds.memory_mount_items(execution)
         ]
         if not index:
-            self._create("execution", execution_item(execution), taken)
+            self._create("execution", kinds.EXECUTION.item(execution), taken)
             return
         # A transaction holds MOUNT_INDEX_PER_TRANSACTION entries beside the execution (and a keyed request's
         # record): an agent with more Memories than that has the rest written ahead of it, so no execution is
@@ -213,7 +200,7 @@ class DirectoryWrites(Backend):
         ahead, index = index[:-MOUNT_INDEX_PER_TRANSACTION], index[-MOUNT_INDEX_PER_TRANSACTION:]
         for start in range(0, len(ahead), MOUNT_INDEX_PER_TRANSACTION):
             transact(self.ddb, ahead[start : start + MOUNT_INDEX_PER_TRANSACTION], Refusals(), decisive=False)
-        steps: list[Step] = [("execution", self._new(execution_item(execution))), *index]
+        steps: list[Step] = [("execution", self._new(kinds.EXECUTION.item(execution))), *index]
         transact(self.ddb, steps, Refusals({"execution": lambda _: taken()}))
 
     def stop_execution(self, execution: Execution, stopped_by: str, at: float, keep_until: int) -> None:
@@ -375,4 +362,4 @@ class DirectoryWrites(Backend):
             ["conversation"],
             Refusals({"conversation": refused}),
         )
-        return conversation_row(resp["Attributes"])
+        return kinds.CONVERSATION_ANY.read(resp["Attributes"])

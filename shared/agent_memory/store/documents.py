@@ -23,24 +23,12 @@ from agent_memory.core.model import (
     WriteBudget,
     max_documents,
 )
-from agent_memory.store import keys
+from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
 from agent_memory.store.commit import Refusal, Refusals, Step, read, transact, write_one
 from agent_memory.store.content import pool
 from agent_memory.store.forklog import fork_log_item
-from agent_memory.store.items import (
-    author_attributes,
-    author_of,
-    conversation_item,
-    doc_item,
-    doc_row,
-    entry_page_item,
-    fork_base_item,
-    marshal,
-    meta_item,
-    room_entry_item,
-    version_item,
-)
+from agent_memory.store.items import author_attributes, author_of, marshal
 
 # Changes per transaction of a grouped commit: three items each at most (pointer, record, pruned record),
 # and the counter row.
@@ -62,7 +50,7 @@ class Documents(Backend):
         }
         while True:
             resp = read(lambda: self.ddb.query(**kwargs))
-            docs.extend(doc_row(it, anchor) for it in resp.get("Items", []))
+            docs.extend(kinds.DOCUMENT.read(it) for it in resp.get("Items", []))
             if "LastEvaluatedKey" not in resp:
                 return docs
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
@@ -110,7 +98,7 @@ class Documents(Backend):
         # The version's history record rides in the same commit: a version is recorded exactly when its
         # pointer lands, and recording it costs no request.
         if change.version is not None:
-            steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(change.version)}}))
+            steps.append(("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(change.version)}}))
         source = None if change.requires is None else self._source_check(change.requires)["ConditionCheck"]
         if change.prune is not None:
             key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
@@ -125,7 +113,7 @@ class Documents(Backend):
             steps.append(("source", {"ConditionCheck": source}))
         pruned = None if change.prune is None else keys.version(change.anchor, change.rest, change.prune)
         steps += [
-            ("verdict", {"Put": {"TableName": self.table, "Item": version_item(v)}})
+            ("verdict", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}})
             for v in change.also
             # A record leaving the retention bound in this commit needs no verdict: it is gone.
             if keys.version(v.anchor, v.rest, v.lock_version) != pruned
@@ -173,7 +161,7 @@ class Documents(Backend):
         running = dict.fromkeys((*creation.running, *removal.running))
         steps += [("stopped", self._running_check(execution_id)) for execution_id in running]
         if creation.version is not None:
-            steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(creation.version)}}))
+            steps.append(("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(creation.version)}}))
         transact(self.ddb, steps, _rename_refusals(removal, creation))
 
     def commit_group(self, changes: list[DocumentChange]) -> None:
@@ -187,7 +175,9 @@ class Documents(Backend):
             for change in group:
                 steps.append(("document", self._doc_op(change)))
                 if change.version is not None:
-                    steps.append(("version", {"Put": {"TableName": self.table, "Item": version_item(change.version)}}))
+                    steps.append(
+                        ("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(change.version)}})
+                    )
                 if change.prune is not None:
                     key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
                     steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
@@ -212,7 +202,7 @@ class Documents(Backend):
             }
         if change.new is None:
             return {"Delete": {**op, "Key": keys.wire(keys.document(change.anchor, change.rest))}}
-        return {"Put": {**op, "Item": doc_item(change.new)}}
+        return {"Put": {**op, "Item": kinds.DOCUMENT.item(change.new)}}
 
     def _source_check(self, need: VersionCheck) -> dict[str, Any]:
         return {
@@ -365,7 +355,7 @@ class Documents(Backend):
         transaction changes nothing anyone sees.
         """
         first: list[Step] = [] if budget is None else self._meter_steps(budget)
-        first += [("version", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in versions]
+        first += [("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions]
         if first:
             refusals = {} if budget is None else _budget_refusals(budget)
             # Not the fork's decisive commit: a keyed fork's record rides in the child's transaction below.
@@ -377,7 +367,7 @@ class Documents(Backend):
                 {
                     "Put": {
                         "TableName": self.table,
-                        "Item": conversation_item(child),
+                        "Item": kinds.CONVERSATION_ANY.item(child),
                         "ConditionExpression": "attribute_not_exists(#pk)",
                         "ExpressionAttributeNames": {"#pk": "pk"},
                         # The old item shows whether a refused fork was this fork, landed by an earlier send.
@@ -387,11 +377,16 @@ class Documents(Backend):
             )
         ]
         # The child joins its workspace's index of conversations (what an export walks).
-        steps.append(("room", {"Put": {"TableName": self.table, "Item": room_entry_item(child)}}))
+        steps.append(("room", {"Put": {"TableName": self.table, "Item": kinds.ROOM_CONVERSATION.item(child)}}))
         if documents:
             anchor = Anchor("conversation", child.public_id)
-            steps.append(("meta", {"Put": {"TableName": self.table, "Item": meta_item(anchor, len(documents))}}))
-            steps += [("document", {"Put": {"TableName": self.table, "Item": doc_item(d, anchor)}}) for d in documents]
+            steps.append(
+                ("meta", {"Put": {"TableName": self.table, "Item": kinds.META.item(len(documents), anchor=anchor.key)}})
+            )
+            steps += [
+                ("document", {"Put": {"TableName": self.table, "Item": kinds.DOCUMENT.item(d, anchor=anchor.key)}})
+                for d in documents
+            ]
             entry = fork_log_item(child.public_id, [d.content_key for d in documents])
             steps.append(("forklog", {"Put": {"TableName": self.table, "Item": marshal(entry)}}))
             # The parent remembers when it was last forked (marked already before the rows were read,
@@ -414,12 +409,15 @@ class Documents(Backend):
                 )
             )
         steps += [
-            ("entries", {"Put": {"TableName": self.table, "Item": entry_page_item(p, child.public_id)}})
+            (
+                "entries",
+                {"Put": {"TableName": self.table, "Item": kinds.ENTRY_PAGE.item(p, conversation_id=child.public_id)}},
+            )
             for p in entry_pages or ()
             if p.entries
         ]
         if base is not None:
-            steps.append(("base", {"Put": {"TableName": self.table, "Item": fork_base_item(base)}}))
+            steps.append(("base", {"Put": {"TableName": self.table, "Item": kinds.FORK_BASE.item(base)}}))
         # Only the child's own row is conditioned; contention is retried by the translator, and any other
         # cancellation stays the 500 it is.
         transact(

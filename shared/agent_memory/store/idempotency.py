@@ -7,15 +7,16 @@ import time
 from botocore.exceptions import ClientError
 
 from agent_memory.core.idempotency import Record
+from agent_memory.store import kinds
 from agent_memory.store.clients import Backend
 from agent_memory.store.commit import Refusals, attempt, request_token
-from agent_memory.store.items import idempotency_item, idempotency_record, unmarshal
+from agent_memory.store.items import unmarshal
 
 
 class IdempotencyRecords(Backend):
     def record_answer(self, record: Record) -> Record | None:
         """Store `record` unless the key already holds a live one; answers the one it found, if any."""
-        item = idempotency_item(record, request_token())
+        item = kinds.idempotency_item(record, request_token())
         try:
             attempt(
                 lambda: self.ddb.put_item(
@@ -33,6 +34,6 @@ class IdempotencyRecords(Backend):
         except ClientError as exc:
             old = exc.response.get("Item")
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException" and old:
-                return idempotency_record(unmarshal(old))  # type: ignore[arg-type]
+                return kinds.idempotency_record(unmarshal(old))  # type: ignore[arg-type]
             raise
         return None

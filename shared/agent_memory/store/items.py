@@ -1,62 +1,55 @@
-"""Rows <-> DynamoDB items: one marshalling path, and one mapper each way per row kind.
+"""Rows <-> DynamoDB attributes: the one marshalling path, the generic codec, and the hand-written codecs.
 
-Every `*_item` returns the item as DynamoDB's wire format spells it (`{"pk": {"S": ...}, ...}`) and every
-`*_row` reads one back, so no caller marshals by hand. Attributes that are None are left out of an item,
-and an absent attribute reads back as None (or the row's default).
+`marshal` / `unmarshal` spell a plain dict in DynamoDB's wire format and back (None values are left out,
+so an absent attribute reads back as None or the row's default). `Fields` stores a row dataclass's fields
+as attributes of the same names, with an `Attr` override only where the stored spelling differs. The
+kinds whose items are no plain row (documents, versions, records, executions, Memories, ...) have their
+attribute mappers here by hand. Which codec serves which kind, and under which key, is store/kinds.py.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from agent_memory.core.idempotency import Answer, Record
 from agent_memory.core.model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
-    Account,
-    Agent,
     Ancestor,
     Anchor,
     Attachment,
     Author,
-    Conversation,
     Document,
     EntryPage,
     Execution,
-    ExecutionStop,
     ForkBase,
     FrozenBinding,
     GitOrigin,
-    Human,
     Lease,
-    Member,
     MemoryAccess,
     MemoryDefault,
-    MemoryReference,
     MemoryStats,
     MergedFrom,
     Mount,
     OrgMemory,
     PromotedFrom,
     Quarantine,
-    RecordClaim,
-    RunLine,
-    Speaker,
     StoreEntry,
-    TokenRow,
     TypedRecord,
     Version,
-    Workspace,
 )
-from agent_memory.core.ports import Ref
-from agent_memory.store import keys
+
+if TYPE_CHECKING:
+    from agent_memory.store.kinds import Shape
 
 Item = dict[str, Any]
+R = TypeVar("R")
 
 _ser = TypeSerializer()
 _deser = TypeDeserializer()
@@ -119,93 +112,112 @@ def unmarshal(item: Item) -> dict[str, Any]:
     return out
 
 
-# ---- one mapper each way per row kind --------------------------------------------------------------
+# ---- the generic codec ------------------------------------------------------------------------------
 
 
-def token_item(t: TokenRow) -> Item:
-    pk, sk = keys.token(t.digest)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "principal_kind": t.principal_kind,
-            "principal_id": t.principal_id,
-            "account_id": t.account_id,
-            "principal_name": t.principal_name,
-        }
-    )
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """How one row field is stored when not as itself under its own name."""
+
+    # The field's value as the attributes it is stored as (None values are left out).
+    write: Callable[[Any], dict[str, Any]] | None = None
+    # The field's value from the item's attributes.
+    read: Callable[[dict[str, Any]], Any] | None = None
+    # The field's value from its key part's text (a field the key holds, not an attribute).
+    from_key: Callable[[str], Any] | None = None
+
+    @staticmethod
+    def number(name: str, kind: Callable[[Any], Any]) -> Attr:
+        """A number that reads back as 0 when absent."""
+        return Attr(read=lambda it: kind(it.get(name) or 0))
+
+    @staticmethod
+    def number_or_none(name: str) -> Attr:
+        """A count stored only when not 0."""
+        return Attr(write=lambda v: {name: v or None}, read=lambda it: int(it.get(name) or 0))
+
+    @staticmethod
+    def flag(name: str) -> Attr:
+        """A flag stored only when set."""
+        return Attr(write=lambda v: {name: v or None}, read=lambda it: bool(it.get(name)))
 
 
-def token_row(item: Item) -> TokenRow:
-    it = unmarshal(item)
-    return TokenRow(
-        it["pk"][len(keys.TOKEN) :],
-        it["principal_kind"],
-        it["principal_id"],
-        it["account_id"],
-        it.get("principal_name"),
-    )
+class Fields(Generic[R]):
+    """A row dataclass stored field by field: each field is an attribute of its name, except the parts of
+    the key (read back from it; `stored_too` names those also kept as attributes), the `unstored` fields
+    (given to the read by its caller) and the `Attr` overrides. An absent attribute reads back as the
+    field's default, or None."""
+
+    def __init__(
+        self,
+        *,
+        stored_too: tuple[str, ...] = (),
+        unstored: tuple[str, ...] = (),
+        or_default: tuple[str, ...] = (),
+        extra: Callable[[Any], dict[str, Any]] | None = None,
+        **overrides: Attr,
+    ) -> None:
+        self.stored_too = stored_too
+        self.unstored = unstored
+        # Fields whose empty value (0, "") reads back as the default as well as an absent one.
+        self.or_default = or_default
+        # Attributes derived from the whole row (none of its fields).
+        self.extra = extra
+        self.overrides = overrides
+
+    def bind(
+        self, row: type[R], shape: Shape
+    ) -> tuple[Callable[[R], dict[str, Any]], Callable[[dict[str, Any], dict[str, str]], R]]:
+        from_parts = (set(shape.fields) - set(self.stored_too)) | set(self.unstored)
+        own = fields(row)  # type: ignore[arg-type]
+        unknown = (set(self.overrides) | set(self.or_default)) - {f.name for f in own}
+        assert not unknown, f"{row.__name__} has no fields {unknown}"
+        bare = {f.name for f in own if f.name in self.or_default and f.default is MISSING}
+        assert not bare, f"{row.__name__}.{bare} have no default to read an empty value as"
+        # The two mappers are compiled once per kind, as dataclasses compiles __init__: a pointer listing
+        # reads 64 rows and a fork writes as many, and a loop over the fields costs twice a straight call.
+        names: dict[str, Any] = {"row": row}
+        written: list[str] = []
+        read: list[str] = []
+        for i, f in enumerate(own):
+            attr = self.overrides.get(f.name)
+            if f.name not in from_parts:
+                if attr is not None and attr.write is not None:
+                    names[f"w{i}"] = attr.write
+                    written.append(f"**w{i}(r.{f.name})")
+                else:
+                    written.append(f"{f.name!r}: r.{f.name}")
+            if attr is not None and attr.read is not None:
+                names[f"r{i}"] = attr.read
+                read.append(f"r{i}(it)")
+            elif f.name in from_parts:
+                if attr is not None and attr.from_key is not None:
+                    names[f"k{i}"] = attr.from_key
+                    read.append(f"k{i}(parts[{f.name!r}])")
+                else:
+                    read.append(f"parts[{f.name!r}]")
+            elif f.default_factory is not MISSING:
+                names[f"d{i}"] = f.default_factory
+                read.append(f"it[{f.name!r}] if {f.name!r} in it else d{i}()")
+            else:
+                names[f"d{i}"] = None if f.default is MISSING else f.default
+                read.append(
+                    f"(it.get({f.name!r}) or d{i})" if f.name in self.or_default else f"it.get({f.name!r}, d{i})"
+                )
+        if self.extra is not None:
+            names["extra"] = self.extra
+            written.append("**extra(r)")
+        source = (
+            f"def encode(r):\n    return {{{', '.join(written)}}}\n"
+            f"def decode(it, parts):\n    return row({', '.join(read)})\n"
+        )
+        exec(source, names)
+        encode: Callable[[R], dict[str, Any]] = names["encode"]
+        decode: Callable[[dict[str, Any], dict[str, str]], R] = names["decode"]
+        return encode, decode
 
 
-def account_item(a: Account) -> Item:
-    pk, sk = keys.account(a.public_id)
-    return marshal({"pk": pk, "sk": sk, "name": a.name, "created_at": a.created_at, "first_human_id": a.first_human_id})
-
-
-def account_row(item: Item) -> Account:
-    it = unmarshal(item)
-    return Account(it["pk"][len(keys.ACCOUNT) :], it["name"], it["created_at"], it.get("first_human_id"))
-
-
-def human_item(h: Human) -> Item:
-    pk, sk = keys.human(h.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": h.account_id,
-            "name": h.name,
-            "created_at": h.created_at,
-            "token_digest": h.token_digest,
-        }
-    )
-
-
-def human_row(item: Item) -> Human:
-    it = unmarshal(item)
-    return Human(it["pk"][len(keys.HUMAN) :], it["account_id"], it["name"], it["created_at"], it.get("token_digest"))
-
-
-def agent_item(a: Agent) -> Item:
-    pk, sk = keys.agent(a.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": a.account_id,
-            "steward_id": a.steward_id,
-            "name": a.name,
-            "kind": a.kind,
-            "memory_context_limit": a.memory_context_limit,
-            # Absent and "no limit" must read back apart from a stored limit, whatever the limit holds.
-            "has_limit": a.memory_context_limit is not None,
-            "created_at": a.created_at,
-            "token_digest": a.token_digest,
-            "deployment": a.deployment,
-            "memories": attachments_attribute(a.memories) if a.memories else None,
-            "memories_revision": a.memories_revision or None,
-        }
-    )
-
-
-def agent_index_item(a: Agent) -> Item:
-    pk, sk = keys.agent_index(a.account_id, a.public_id)
-    return marshal({"pk": pk, "sk": sk, "name": a.name, "deployment": a.deployment})
-
-
-def agent_index_row(item: Item) -> tuple[str, str, str | None]:
-    it = unmarshal(item)
-    return it["sk"][len(keys.AGENT_INDEX) :], it["name"], it.get("deployment")
+# ---- the hand-written codecs ------------------------------------------------------------------------
 
 
 def attachments_attribute(attached: tuple[Attachment, ...]) -> dict[str, Any]:
@@ -214,161 +226,11 @@ def attachments_attribute(attached: tuple[Attachment, ...]) -> dict[str, Any]:
     return {a.memory_id: {"mode": a.mode, "read_first": a.read_first, "position": i} for i, a in enumerate(attached)}
 
 
-def _attachments(raw: Any) -> tuple[Attachment, ...]:
+def attachments(raw: Any) -> tuple[Attachment, ...]:
     if not isinstance(raw, dict):
         return ()
     ordered = sorted(raw.items(), key=lambda kv: int(kv[1].get("position", 0)))
     return tuple(Attachment(mid, v["mode"], bool(v["read_first"])) for mid, v in ordered)
-
-
-def agent_row(item: Item) -> Agent:
-    it = unmarshal(item)
-    return Agent(
-        public_id=it["pk"][len(keys.AGENT) :],
-        account_id=it["account_id"],
-        steward_id=it["steward_id"],
-        name=it["name"],
-        kind=it["kind"],
-        memory_context_limit=it.get("memory_context_limit") if it.get("has_limit") else None,
-        created_at=it["created_at"],
-        token_digest=it.get("token_digest"),
-        deployment=it.get("deployment"),
-        memories=_attachments(it.get("memories")),
-        memories_revision=int(it.get("memories_revision") or 0),
-    )
-
-
-def definition_item(a: Agent) -> Item:
-    pk, sk = keys.definition(a.steward_id, a.name)
-    return marshal({"pk": pk, "sk": sk, "agent_id": a.public_id})
-
-
-def definition_row(item: Item) -> str:
-    """The agent id a definition-name claim points at."""
-    agent_id: str = unmarshal(item)["agent_id"]
-    return agent_id
-
-
-def speaker_item(s: Speaker) -> Item:
-    pk, sk = keys.speaker(s.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": s.account_id,
-            "agent_id": s.agent_id,
-            "name": s.name,
-            "created_at": s.created_at,
-        }
-    )
-
-
-def speaker_row(item: Item) -> Speaker:
-    it = unmarshal(item)
-    return Speaker(it["pk"][len(keys.SPEAKER) :], it["account_id"], it["agent_id"], it["name"], it["created_at"])
-
-
-def workspace_item(w: Workspace) -> Item:
-    pk, sk = keys.workspace(w.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "account_id": w.account_id,
-            "name": w.name,
-            "created_at": w.created_at,
-            "tool_provider_overrides": w.tool_provider_overrides,
-            "dedup_enabled": None if w.dedup_enabled else False,
-            "created_by": w.created_by,
-        }
-    )
-
-
-def workspace_row(item: Item) -> Workspace:
-    it = unmarshal(item)
-    return Workspace(
-        public_id=it["pk"][len(keys.WORKSPACE) :],
-        account_id=it["account_id"],
-        name=it["name"],
-        created_at=it["created_at"],
-        tool_provider_overrides=it.get("tool_provider_overrides") or {},
-        dedup_enabled=it.get("dedup_enabled") is not False,
-        created_by=it.get("created_by"),
-    )
-
-
-def member_item(m: Member) -> Item:
-    pk, sk = keys.member(m.workspace_id, m.principal_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "principal_kind": m.principal_kind,
-            "principal_id": m.principal_id,
-            "role": m.role,
-            "created_at": m.created_at,
-        }
-    )
-
-
-def member_row(item: Item) -> Member:
-    it = unmarshal(item)
-    return Member(
-        it["pk"][len(keys.WORKSPACE) :], it["principal_kind"], it["principal_id"], it["role"], it["created_at"]
-    )
-
-
-def conversation_item(c: Conversation) -> Item:
-    pk, sk = keys.conversation(c.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "workspace_id": c.workspace_id,
-            "account_id": c.account_id,
-            "created_by": c.created_by,
-            "created_at": c.created_at,
-            "context_revision": c.context_revision,
-            "archived": c.archived,
-            "memory_context": c.memory_context,
-            # memory_context may be set to null explicitly; the flag tells that from "never set".
-            "has_memory_context": c.memory_context is not None,
-            "answering_agent_id": c.answering_agent_id,
-            "parent_public_id": c.parent_public_id,
-            "forked_at": c.forked_at,
-        }
-    )
-
-
-def room_entry_item(c: Conversation) -> Item:
-    """The workspace's note that it holds conversation `c` (created or forked there)."""
-    pk, sk = keys.room_conversation(c.workspace_id, c.public_id)
-    return marshal({"pk": pk, "sk": sk, "created_at": c.created_at})
-
-
-def conversation_row(item: Item) -> Conversation:
-    it = unmarshal(item)
-    return Conversation(
-        public_id=it["pk"][len(keys.CONVERSATION) :],
-        workspace_id=it["workspace_id"],
-        account_id=it["account_id"],
-        created_by=it["created_by"],
-        created_at=it["created_at"],
-        context_revision=it["context_revision"],
-        archived=it["archived"],
-        memory_context=it.get("memory_context") if it.get("has_memory_context") else None,
-        answering_agent_id=it.get("answering_agent_id"),
-        parent_public_id=it.get("parent_public_id"),
-        forked_at=it.get("forked_at"),
-    )
-
-
-def live_conversation_row(item: Item) -> Conversation | None:
-    """A conversation as every reader sees it: a deleted one (its tombstone) reads as absent, so each of its
-    routes is not_found, an alias of it is an unavailable source, and binding it is refused."""
-    if "deleted_at" in item:
-        return None
-    return conversation_row(item)
 
 
 def frozen_item(b: FrozenBinding) -> dict[str, Any]:
@@ -392,34 +254,6 @@ def frozen_row(it: dict[str, Any]) -> FrozenBinding:
         conversation_public_id=it.get("conversation_public_id"),
         speaker_public_id=it.get("speaker_public_id") if it["scope"] == "speaker" else None,
         agent_public_id=it.get("agent_public_id"),
-    )
-
-
-def execution_item(e: Execution) -> Item:
-    pk, sk = keys.execution(e.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "workspace_id": e.workspace_id,
-            "conversation_id": e.conversation_id,
-            "account_id": e.account_id,
-            "agent_id": e.agent_id,
-            "principal_kind": e.principal_kind,
-            "principal_id": e.principal_id,
-            "speaker_id": e.speaker_id,
-            "bindings": [frozen_item(b) for b in e.bindings],
-            "tools": e.tools,
-            "created_at": e.created_at,
-            "parent_id": e.parent_id,
-            "mail_from_id": e.mail_from_id,
-            "expires_at": e.expires_at,
-            "secret_digest": e.secret_digest,
-            "principal_name": e.principal_name,
-            "mounts": [mount_item(m) for m in e.mounts] or None,
-            "ancestors": [{"execution_id": a.execution_id, "conversation_id": a.conversation_id} for a in e.ancestors]
-            or None,
-        }
     )
 
 
@@ -453,47 +287,29 @@ def mount_row(it: dict[str, Any]) -> Mount:
     )
 
 
-def memory_mount_items(e: Execution) -> list[Item]:
-    """The account's index entries of the Memories an execution mounts: one per Memory (however many
-    mounts name it), living as long as the execution (the table's TTL removes them after)."""
-    mounted = dict.fromkeys(m.memory_id for m in e.mounts if m.memory_id is not None)
-    out: list[Item] = []
-    for memory_id in mounted:
-        pk, sk = keys.memory_mount(e.account_id, memory_id, e.public_id)
-        out.append(marshal({"pk": pk, "sk": sk, "expires_at": e.expires_at}))
-    return out
+def _expiry(it: dict[str, Any]) -> int:
+    # A row from before executions expired lives a default lifetime from its creation.
+    return int(it.get("expires_at") or _epoch(it["created_at"]) + DEFAULT_EXECUTION_TTL_SECONDS)
 
 
-def memory_mount_row(item: Item) -> tuple[str, int]:
-    """(memory id, expires_at) of a session-mount index entry."""
-    it = unmarshal(item)
-    memory_id, _, _ = it["sk"][len(keys.MEMORY_MOUNT) :].partition("#")
-    return memory_id, int(it["expires_at"])
-
-
-def execution_row(item: Item) -> Execution:
-    it = unmarshal(item)
-    return Execution(
-        public_id=it["pk"][len(keys.EXECUTION) :],
-        workspace_id=it["workspace_id"],
-        conversation_id=it["conversation_id"],
-        account_id=it["account_id"],
-        agent_id=it.get("agent_id"),
-        principal_kind=it["principal_kind"],
-        principal_id=it["principal_id"],
-        speaker_id=it.get("speaker_id"),
-        bindings=[frozen_row(b) for b in it.get("bindings") or []],
-        tools=list(it.get("tools") or []),
-        created_at=it["created_at"],
-        parent_id=it.get("parent_id"),
-        mail_from_id=it.get("mail_from_id"),
-        # A row from before executions expired lives a default lifetime from its creation.
-        expires_at=it.get("expires_at") or _epoch(it["created_at"]) + DEFAULT_EXECUTION_TTL_SECONDS,
-        secret_digest=it.get("secret_digest"),
-        principal_name=it.get("principal_name"),
-        mounts=[mount_row(m) for m in it.get("mounts") or []],
-        ancestors=_ancestors(it),
-    )
+EXECUTION_FIELDS: Fields[Execution] = Fields(
+    bindings=Attr(
+        write=lambda v: {"bindings": [frozen_item(b) for b in v]},
+        read=lambda it: [frozen_row(b) for b in it.get("bindings") or []],
+    ),
+    tools=Attr(read=lambda it: list(it.get("tools") or [])),
+    expires_at=Attr(read=_expiry),
+    mounts=Attr(
+        write=lambda v: {"mounts": [mount_item(m) for m in v] or None},
+        read=lambda it: [mount_row(m) for m in it.get("mounts") or []],
+    ),
+    ancestors=Attr(
+        write=lambda v: {
+            "ancestors": [{"execution_id": a.execution_id, "conversation_id": a.conversation_id} for a in v] or None
+        },
+        read=lambda it: _ancestors(it),
+    ),
+)
 
 
 def _ancestors(it: dict[str, Any]) -> list[Ancestor]:
@@ -506,43 +322,17 @@ def _ancestors(it: dict[str, Any]) -> list[Ancestor]:
     return [Ancestor(parent, "")] if parent else []
 
 
-def execution_stop_row(item: Item) -> ExecutionStop:
-    it = unmarshal(item)
-    return ExecutionStop(it["pk"][len(keys.EXECUTION) :], float(it.get("stopped_at") or 0), it.get("stopped_by") or "")
-
-
 def _epoch(iso: str) -> int:
     return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
 
 
-def doc_item(d: Document, anchor: Anchor | None = None) -> Item:
-    """A pointer row, under `anchor` instead of its own when given (a fork's copy)."""
-    pk, sk = keys.document(anchor or d.anchor, d.rest)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "public_id": d.public_id,
-            "lock_version": d.lock_version,
-            "bytesize": d.bytesize,
-            "sha256": d.sha256,
-            "description": d.description,
-            "written_at": d.written_at,
-            "content_key": d.content_key,
-            **_author_attributes(d.author),
-            **_safety_attributes(d.pii, d.quarantine),
-        }
-    )
-
-
-def _safety_attributes(pii: tuple[str, ...], q: Quarantine | None) -> dict[str, Any]:
-    """The scans' findings as flat strings (a clean version stores none of them)."""
-    out: dict[str, Any] = {"pii": ",".join(pii) or None}
-    if q is not None:
-        out |= {"quarantine": q.status, "quarantine_rules": ",".join(q.rules), "ruleset": q.ruleset}
-        if q.reviewed_by is not None:
-            out |= _author_attributes(q.reviewed_by, "reviewed_by")
-            out["reviewed_at"] = q.reviewed_at
+def _quarantine_attributes(q: Quarantine | None) -> dict[str, Any]:
+    if q is None:
+        return {}
+    out: dict[str, Any] = {"quarantine": q.status, "quarantine_rules": ",".join(q.rules), "ruleset": q.ruleset}
+    if q.reviewed_by is not None:
+        out |= _author_attributes(q.reviewed_by, "reviewed_by")
+        out["reviewed_at"] = q.reviewed_at
     return out
 
 
@@ -587,92 +377,11 @@ author_attributes = _author_attributes
 author_of = _author
 
 
-def doc_row(item: Item, anchor: Anchor | None = None) -> Document:
-    """A pointer row read back; a listing passes the anchor it queried, sparing the parse of the key."""
-    it = unmarshal(item)
-    # Positional: keyword construction costs twice as much, and a listing reads 64 of these.
-    return Document(
-        anchor or Anchor.from_key(it["pk"][len(keys.ANCHOR) :]),
-        it["sk"][len(keys.DOC) :],
-        it["public_id"],
-        it["lock_version"],
-        it["bytesize"],
-        it["sha256"],
-        it.get("description"),
-        it["written_at"],
-        it["content_key"],
-        _author(it),
-        _pii(it),
-        _quarantine(it),
-    )
-
-
-def version_item(v: Version) -> Item:
-    pk, sk = keys.version(v.anchor, v.rest, v.lock_version)
-    out = {
-        "pk": pk,
-        "sk": sk,
-        "public_id": v.public_id,
-        "lock_version": v.lock_version,
-        "bytesize": v.bytesize,
-        "sha256": v.sha256,
-        "description": v.description,
-        "written_at": v.written_at,
-        "content_key": v.content_key,
-        **_author_attributes(v.author),
-        "operation": v.operation,
-        "recorded_at": int(v.recorded_at),
-        "overwrote": v.overwrote_concurrent_edit or None,
-        "rolled_back_from": v.rolled_back_from,
-        "renamed_from": v.renamed_from,
-        "forked_from": v.forked_from,
-        "redacted_at": v.redacted_at,
-        "handed_off": v.handed_off or None,
-        **_safety_attributes(v.pii, v.quarantine),
-    }
-    if v.promoted_from is not None:
-        out["promoted_from"] = promoted_attribute(v.promoted_from)
-    if v.redacted_by is not None:
-        out.update(_author_attributes(v.redacted_by, "redacted_by"))
-    if v.merged_from is not None:
-        m = v.merged_from
-        out["merged_from"] = {
-            "conversation_public_id": m.conversation_public_id,
-            "public_id": m.public_id,
-            "lock_version": m.lock_version,
-        }
-    return marshal(out)
-
-
-def version_row(item: Item, anchor: Anchor, rest: str) -> Version:
-    """A version record read back; the path is the caller's (the key holds only its hash)."""
-    it = unmarshal(item)
-    promoted = it.get("promoted_from")
-    return Version(
-        anchor,
-        rest,
-        it["public_id"],
-        it["lock_version"],
-        it["bytesize"],
-        it["sha256"],
-        it.get("description"),
-        it["written_at"],
-        it.get("content_key"),
-        _author(it),
-        it["operation"],
-        float(it.get("recorded_at") or 0),
-        overwrote_concurrent_edit=bool(it.get("overwrote")),
-        rolled_back_from=it.get("rolled_back_from"),
-        renamed_from=it.get("renamed_from"),
-        promoted_from=_promoted(promoted),
-        forked_from=it.get("forked_from"),
-        redacted_at=it.get("redacted_at"),
-        redacted_by=_author(it, "redacted_by") if it.get("redacted_by") else None,
-        pii=_pii(it),
-        quarantine=_quarantine(it),
-        handed_off=bool(it.get("handed_off")),
-        merged_from=_merged(it.get("merged_from")),
-    )
+# How a row's author and the scans' findings are stored, whichever row holds them.
+ANCHOR = Attr(from_key=Anchor.from_key)
+AUTHOR = Attr(write=lambda a: _author_attributes(a), read=lambda it: _author(it))
+PII = Attr(write=lambda v: {"pii": ",".join(v) or None}, read=_pii)
+QUARANTINE = Attr(write=_quarantine_attributes, read=_quarantine)
 
 
 def _merged(raw: Any) -> MergedFrom | None:
@@ -710,79 +419,43 @@ def _promoted(raw: Any) -> PromotedFrom | None:
     )
 
 
-def meta_item(anchor: Anchor, doc_count: int) -> Item:
-    pk, sk = keys.meta(anchor)
-    return marshal({"pk": pk, "sk": sk, "doc_count": doc_count})
+PROMOTED = Attr(
+    write=lambda p: {"promoted_from": None if p is None else promoted_attribute(p)},
+    read=lambda it: _promoted(it.get("promoted_from")),
+)
 
 
-def idempotency_item(r: Record, attempt: str) -> Item:
-    """A keyed request's record. The answer is kept as JSON text: it is read back whole, never queried.
-    `attempt` is new to each send, so a refusal showing this very item is this request's landed resend."""
-    pk, sk = keys.idempotency(r.scope, r.key_digest)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "fingerprint": r.fingerprint,
-            "status": r.answer.status,
-            "answer": json.dumps(r.answer.body, ensure_ascii=False, separators=(",", ":")),
-            "expires_at": r.expires_at,
-            "attempt": attempt,
-        }
-    )
-
-
-def idempotency_row(item: Item) -> Record:
-    return idempotency_record(unmarshal(item))
-
-
-def idempotency_record(it: dict[str, Any]) -> Record:
-    """A record from its plain attributes (as a refused condition's old item comes back)."""
-    scope, _, digest = it["pk"][len(keys.IDEMPOTENCY) :].rpartition("#")
-    return Record(
-        scope, digest, it["fingerprint"], Answer(int(it["status"]), json.loads(it["answer"])), it["expires_at"]
-    )
+# A keyed request's record. The answer is kept as JSON text: it is read back whole, never queried.
+IDEMPOTENCY_FIELDS: Fields[Record] = Fields(
+    answer=Attr(
+        write=lambda a: {"status": a.status, "answer": json.dumps(a.body, ensure_ascii=False, separators=(",", ":"))},
+        read=lambda it: Answer(int(it["status"]), json.loads(it["answer"])),
+    ),
+)
 
 
 # ---- organization Memories ---------------------------------------------------------------------------
 
 
-def memory_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory(m.memory_id)
-    out: dict[str, Any] = {
-        "pk": pk,
-        "sk": sk,
-        "account_id": m.account_id,
-        "name": m.name,
-        "description": m.description,
-        "source": m.source,
-        **_author_attributes(m.created_by, "created_by"),
-        "created_at": m.created_at,
-        "archived": m.archived,
-        "attachment_count": m.attachment_count,
-        "revision": m.revision,
-        **memory_settings(m),
-    }
-    if m.git is not None:
-        out |= {"git_url": m.git.url, "git_ref": m.git.ref, "git_path": m.git.path, "git_commit": m.git.commit}
-    if m.promoted_from is not None:
-        out["promoted_from"] = promoted_attribute(m.promoted_from)
-    return marshal(out)
-
-
 def memory_settings(m: OrgMemory) -> dict[str, Any]:
     """The attributes a PATCH may change (description aside), each present as null when unset so an
     update can SET them all."""
-    d, a = m.default, m.access
-    return {
-        "default": None
+    return {"default": _default_attribute(m.default), "access": _access_attribute(m.access)}
+
+
+def _default_attribute(d: MemoryDefault | None) -> dict[str, Any] | None:
+    return (
+        None
         if d is None
-        else {"reach": d.reach, "deployment": d.deployment, "mode": d.mode, "read_first": d.read_first},
-        "access": None if a is None else {"humans": list(a.humans), "workspaces": list(a.workspaces)},
-    }
+        else {"reach": d.reach, "deployment": d.deployment, "mode": d.mode, "read_first": d.read_first}
+    )
 
 
-def _default(raw: Any) -> MemoryDefault | None:
+def _access_attribute(a: MemoryAccess | None) -> dict[str, Any] | None:
+    return None if a is None else {"humans": list(a.humans), "workspaces": list(a.workspaces)}
+
+
+def memory_default(raw: Any) -> MemoryDefault | None:
     if not isinstance(raw, dict):
         return None
     return MemoryDefault(raw["reach"], raw.get("deployment"), raw["mode"], bool(raw["read_first"]))
@@ -794,74 +467,33 @@ def _access(raw: Any) -> MemoryAccess | None:
     return MemoryAccess(tuple(raw.get("humans") or ()), tuple(raw.get("workspaces") or ()))
 
 
-def memory_row(item: Item) -> OrgMemory | None:
-    """A Memory, or None while its deletion is under way (it is gone for every reader from the start)."""
-    row = memory_row_any(item)
-    return None if row.deleting else row
+def _git_attributes(g: GitOrigin | None) -> dict[str, Any]:
+    return {} if g is None else {"git_url": g.url, "git_ref": g.ref, "git_path": g.path, "git_commit": g.commit}
 
 
-def memory_row_any(item: Item) -> OrgMemory:
-    """A Memory as stored, a deletion under way included (what that deletion reads to go on)."""
-    it = unmarshal(item)
-    git = None
-    if it.get("git_url"):
-        git = GitOrigin(it["git_url"], it.get("git_ref") or "", it.get("git_path") or "", it.get("git_commit"))
-    return OrgMemory(
-        memory_id=it["pk"][len(keys.MEMORY) :],
-        account_id=it["account_id"],
-        name=it["name"],
-        description=it.get("description") or "",
-        source="git" if it.get("source") == "git" else "native",
-        created_by=_author(it, "created_by"),
-        created_at=it["created_at"],
-        archived=bool(it.get("archived")),
-        git=git,
-        default=_default(it.get("default")),
-        access=_access(it.get("access")),
-        promoted_from=_promoted(it.get("promoted_from")),
-        attachment_count=int(it.get("attachment_count") or 0),
-        revision=int(it.get("revision") or 0),
-        deleting=bool(it.get("deleting")),
-    )
+def _git(it: dict[str, Any]) -> GitOrigin | None:
+    if not it.get("git_url"):
+        return None
+    return GitOrigin(it["git_url"], it.get("git_ref") or "", it.get("git_path") or "", it.get("git_commit"))
 
 
-def memory_index_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory_index(m.account_id, m.memory_id)
-    return marshal({"pk": pk, "sk": sk, "name": m.name})
+# A Memory as stored, a deletion under way included (what that deletion reads to go on); `deleting` is
+# set by the deletion's own update, never written whole.
+MEMORY_FIELDS: Fields[OrgMemory] = Fields(
+    or_default=("attachment_count", "revision"),
+    description=Attr(read=lambda it: it.get("description") or ""),
+    source=Attr(read=lambda it: "git" if it.get("source") == "git" else "native"),
+    created_by=Attr(write=lambda a: _author_attributes(a, "created_by"), read=lambda it: _author(it, "created_by")),
+    archived=Attr(read=lambda it: bool(it.get("archived"))),
+    git=Attr(write=_git_attributes, read=_git),
+    default=Attr(write=lambda d: {"default": _default_attribute(d)}, read=lambda it: memory_default(it.get("default"))),
+    access=Attr(write=lambda a: {"access": _access_attribute(a)}, read=lambda it: _access(it.get("access"))),
+    promoted_from=PROMOTED,
+    deleting=Attr(write=lambda _: {}, read=lambda it: bool(it.get("deleting"))),
+)
 
 
-def memory_name_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory_name(m.account_id, m.name)
-    return marshal({"pk": pk, "sk": sk, "memory_id": m.memory_id})
-
-
-def memory_default_item(m: OrgMemory) -> Item:
-    pk, sk = keys.memory_default(m.account_id, m.memory_id)
-    return marshal({"pk": pk, "sk": sk, "name": m.name, **memory_settings(m)})
-
-
-def memory_default_row(item: Item) -> tuple[str, str, MemoryDefault]:
-    """(memory id, name, default) of a default's index entry."""
-    it = unmarshal(item)
-    d = _default(it.get("default"))
-    if d is None:
-        raise ValueError("a default index entry without its default")
-    return it["sk"][len(keys.MEMORY_DEFAULT) :], it["name"], d
-
-
-def memory_ref_item(account_id: str, r: MemoryReference) -> Item:
-    pk, sk = keys.memory_ref(account_id, r.memory_id, r.agent_id)
-    return marshal({"pk": pk, "sk": sk, "agent_name": r.agent_name, "mode": r.mode, "read_first": r.read_first})
-
-
-def memory_ref_row(item: Item) -> MemoryReference:
-    it = unmarshal(item)
-    memory_id, _, agent_id = it["sk"][len(keys.MEMORY_REF) :].partition("#")
-    return MemoryReference(memory_id, agent_id, it.get("agent_name") or "", it["mode"], bool(it["read_first"]))
-
-
-def memory_stats_row(item: Item) -> MemoryStats | None:
-    it = unmarshal(item)
+def memory_stats_row(it: dict[str, Any], parts: dict[str, str]) -> MemoryStats | None:
     if it.get("deleted_at") is not None:
         return None
     return MemoryStats(
@@ -872,66 +504,48 @@ def memory_stats_row(item: Item) -> MemoryStats | None:
     )
 
 
-def lease_item(anchor: Anchor, lease: Lease) -> Item:
-    pk, sk = keys.lease(anchor, lease.path)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "path": lease.path,
-            **_author_attributes(lease.holder, "holder"),
-            "holder_key": f"{lease.holder.kind}:{lease.holder.public_id}",
-            # Read by the commit's condition (epoch seconds, fractions kept) and by the table's TTL.
-            "lease_until": Decimal(str(round(lease.expires_at, 3))),
-            "expires_at": int(lease.expires_at) + 1,
-        }
+def lease_attributes(lease: Lease) -> dict[str, Any]:
+    return {
+        "path": lease.path,
+        **_author_attributes(lease.holder, "holder"),
+        "holder_key": f"{lease.holder.kind}:{lease.holder.public_id}",
+        # Read by the commit's condition (epoch seconds, fractions kept) and by the table's TTL.
+        "lease_until": Decimal(str(round(lease.expires_at, 3))),
+        "expires_at": int(lease.expires_at) + 1,
+    }
+
+
+def lease_row(it: dict[str, Any], parts: dict[str, str]) -> Lease:
+    return Lease(
+        Anchor.from_key(parts["anchor"]).owner_id,
+        it.get("path") or "",
+        _author(it, "holder"),
+        float(it.get("lease_until") or 0),
     )
-
-
-def lease_row(item: Item, memory_id: str = "") -> Lease:
-    it = unmarshal(item)
-    return Lease(memory_id, it.get("path") or "", _author(it, "holder"), float(it.get("lease_until") or 0))
 
 
 # ---- typed records ---------------------------------------------------------------------------------
 
 
-def record_item(r: TypedRecord) -> Item:
-    pk, sk = keys.record(r.workspace_id, r.layer, r.public_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "workspace_id": r.workspace_id,
-            "layer": r.layer,
-            "type": r.type,
-            "content": r.content,
-            **_author_attributes(r.author),
-            "created_at": r.created_at,
-            "updated_at": r.updated_at,
-            "lock_version": r.lock_version,
-            "facet": r.facet,
-            "labels": list(r.labels) or None,
-            "run_id": r.run_id,
-            "source_kind": r.source_kind,
-            "source_ref": r.source_ref,
-            "visibility": r.visibility,
-            "user_id": r.user_id,
-            "observed_at": r.observed_at,
-            "valid_from": r.valid_from,
-            "valid_to": r.valid_to,
-            "supersedes": r.supersedes,
-            "superseded_by": r.superseded_by,
-            "mention_count": r.mention_count,
-            "evidence_count": r.evidence_count,
-            **_safety_attributes(r.pii, r.quarantine),
-            "content_digest": r.content_digest,
-            "dedup_group": r.group,
-            "operation_id": r.operation_id,
-            "last_seen_at": r.last_seen_at,
-            "s": searched_attribute(r),
-        }
-    )
+RECORD_FIELDS: Fields[TypedRecord] = Fields(
+    stored_too=("workspace_id",),
+    or_default=(
+        "lock_version",
+        "mention_count",
+        "evidence_count",
+        "source_kind",
+        "visibility",
+        "content_digest",
+        "operation_id",
+    ),
+    extra=lambda r: {"s": searched_attribute(r)},
+    author=AUTHOR,
+    pii=PII,
+    quarantine=QUARANTINE,
+    updated_at=Attr(read=lambda it: it.get("updated_at") or it["created_at"]),
+    labels=Attr(write=lambda v: {"labels": list(v) or None}, read=lambda it: tuple(it.get("labels") or ())),
+    group=Attr(write=lambda v: {"dedup_group": v}, read=lambda it: it.get("dedup_group") or ""),
+)
 
 
 def searched_attribute(r: TypedRecord) -> str:
@@ -970,62 +584,10 @@ def record_searched_row(item: Item, workspace_id: str) -> TypedRecord:
     )
 
 
-def record_row(item: Item) -> TypedRecord:
-    it = unmarshal(item)
-    return TypedRecord(
-        public_id=it["sk"],
-        workspace_id=it["workspace_id"],
-        layer=it["layer"],
-        type=it["type"],
-        content=it["content"],
-        author=_author(it),
-        created_at=it["created_at"],
-        updated_at=it.get("updated_at") or it["created_at"],
-        lock_version=int(it.get("lock_version") or 1),
-        facet=it.get("facet"),
-        labels=tuple(it.get("labels") or ()),
-        run_id=it.get("run_id"),
-        source_kind=it.get("source_kind") or "agent",
-        source_ref=it.get("source_ref"),
-        visibility=it.get("visibility") or "workspace",
-        user_id=it.get("user_id"),
-        observed_at=it.get("observed_at"),
-        valid_from=it.get("valid_from"),
-        valid_to=it.get("valid_to"),
-        supersedes=it.get("supersedes"),
-        superseded_by=it.get("superseded_by"),
-        mention_count=int(it.get("mention_count") or 1),
-        evidence_count=int(it.get("evidence_count") or 1),
-        pii=_pii(it),
-        quarantine=_quarantine(it),
-        content_digest=it.get("content_digest") or "",
-        group=it.get("dedup_group") or "",
-        operation_id=it.get("operation_id") or "",
-        last_seen_at=it.get("last_seen_at"),
-    )
-
-
-def record_claim_row(item: Item) -> RecordClaim:
-    it = unmarshal(item)
-    return RecordClaim(
-        str(it.get("record_id") or ""), float(it.get("claimed_until") or 0), int(it.get("lock_version") or 0)
-    )
-
-
-def record_band_row(item: Item) -> tuple[str, ...]:
+def record_band_row(item: Item, parts: dict[str, str]) -> tuple[str, ...]:
     """The record ids a band value names, newest first (ids are UUIDv7, so they sort by time)."""
     ids = item.get("ids", {}).get("SS") or []
     return tuple(sorted(ids, reverse=True))
-
-
-def run_line_row(item: Item) -> RunLine:
-    it = unmarshal(item)
-    return RunLine(
-        it["sk"],
-        bool(it.get("consolidated")),
-        it.get("claimed_by"),
-        float(it.get("claimed_until") or 0),
-    )
 
 
 # ---- conversation store entries and fork bases ---------------------------------------------------------
@@ -1046,9 +608,9 @@ def entry_attribute(e: StoreEntry) -> dict[str, Any]:
     }
 
 
-def entry_page_row(item: Item) -> EntryPage:
-    conversation_id = Anchor.from_key(item["pk"]["S"][len(keys.ANCHOR) :]).owner_id
-    number = int(item["sk"]["S"][len(keys.ENTRY_PAGE) :])
+def entry_page_row(item: Item, parts: dict[str, str]) -> EntryPage:
+    """A page read back from its wire item (its entries are spelled by hand both ways, for speed)."""
+    conversation_id, number = parts["conversation_id"], int(parts["number"])
     entries: dict[str, StoreEntry] = {}
     for name, raw in item.items():
         if not name.startswith(ENTRY_ATTRIBUTE):
@@ -1059,64 +621,58 @@ def entry_page_row(item: Item) -> EntryPage:
     return EntryPage(conversation_id, number, entries)
 
 
-def entry_page_item(page: EntryPage, conversation_id: str | None = None) -> Item:
-    """A page item whole, under `conversation_id` instead of its own when given (a fork's copy)."""
-    pk, sk = keys.entry_page(conversation_id or page.conversation_id, page.number)
-    item: Item = {"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": str(len(page.entries))}}
+def entry_page_attributes(page: EntryPage) -> Item:
+    """A page's attributes in wire format."""
+    item: Item = {"n": {"N": str(len(page.entries))}}
     for key, e in page.entries.items():
         item[f"{ENTRY_ATTRIBUTE}{key}"] = entry_attribute(e)
     return item
 
 
-def fork_base_item(base: ForkBase) -> Item:
-    pk, sk = keys.fork_base(base.conversation_id)
-    return marshal(
-        {
-            "pk": pk,
-            "sk": sk,
-            "parent_public_id": base.parent_public_id,
-            "documents": {rest: {"p": pid, "v": lv} for rest, (pid, lv) in base.documents.items()},
-        }
-    )
+def fork_base_attributes(base: ForkBase) -> dict[str, Any]:
+    return {
+        "parent_public_id": base.parent_public_id,
+        "documents": {rest: {"p": pid, "v": lv} for rest, (pid, lv) in base.documents.items()},
+    }
 
 
-def fork_base_row(item: Item) -> ForkBase:
-    it = unmarshal(item)
-    conversation_id = Anchor.from_key(it["pk"][len(keys.ANCHOR) :]).owner_id
+def fork_base_row(it: dict[str, Any], parts: dict[str, str]) -> ForkBase:
+    conversation_id = parts["conversation_id"]
     docs = {rest: (str(d["p"]), int(d["v"])) for rest, d in (it.get("documents") or {}).items()}
     return ForkBase(conversation_id, str(it.get("parent_public_id") or ""), docs)
 
 
-def read_row(ref: Ref, item: Item) -> Any:
-    """The row object a batch read answers for one ref."""
-    if ref.kind == "version":
-        _, _, rest = ref.b.partition("#")
-        return version_row(item, Anchor.from_key(ref.a), rest)
-    if ref.kind == "lease":
-        return lease_row(item, Anchor.from_key(ref.a).owner_id)
-    return ROWS[ref.kind](item)
+# ---- documents and their versions ---------------------------------------------------------------------
 
 
-# What `get_many` reads, by `Ref.kind` (a version, which needs its path, by `read_row`).
-ROWS: dict[str, Callable[[Item], Any]] = {
-    "token": token_row,
-    "workspace": workspace_row,
-    "member": member_row,
-    "conversation": live_conversation_row,
-    "agent": agent_row,
-    "speaker": speaker_row,
-    "human": human_row,
-    "account": account_row,
-    "document": doc_row,
-    "execution": execution_row,
-    "execution_stop": execution_stop_row,
-    "idempotency": idempotency_row,
-    "memory": memory_row,
-    "memory_any": memory_row_any,
-    "memory_stats": memory_stats_row,
-    "record": record_row,
-    "record_claim": record_claim_row,
-    "record_band": record_band_row,
-    "entry_page": entry_page_row,
-    "fork_base": fork_base_row,
-}
+DOCUMENT_FIELDS: Fields[Document] = Fields(anchor=ANCHOR, author=AUTHOR, pii=PII, quarantine=QUARANTINE)
+
+# A version's key holds its path only hashed: who reads one gives the path (`rest`).
+VERSION_FIELDS: Fields[Version] = Fields(
+    stored_too=("lock_version",),
+    unstored=("rest",),
+    anchor=ANCHOR,
+    author=AUTHOR,
+    pii=PII,
+    quarantine=QUARANTINE,
+    recorded_at=Attr(write=lambda v: {"recorded_at": int(v)}, read=lambda it: float(it.get("recorded_at") or 0)),
+    overwrote_concurrent_edit=Attr(write=lambda v: {"overwrote": v or None}, read=lambda it: bool(it.get("overwrote"))),
+    promoted_from=PROMOTED,
+    redacted_by=Attr(
+        write=lambda a: {} if a is None else _author_attributes(a, "redacted_by"),
+        read=lambda it: _author(it, "redacted_by") if it.get("redacted_by") else None,
+    ),
+    handed_off=Attr.flag("handed_off"),
+    merged_from=Attr(
+        write=lambda m: {"merged_from": None if m is None else _merged_attribute(m)},
+        read=lambda it: _merged(it.get("merged_from")),
+    ),
+)
+
+
+def _merged_attribute(m: MergedFrom) -> dict[str, Any]:
+    return {
+        "conversation_public_id": m.conversation_public_id,
+        "public_id": m.public_id,
+        "lock_version": m.lock_version,
+    }

@@ -26,30 +26,17 @@ from agent_memory.core.model import (
     Version,
     VersionCheck,
 )
-from agent_memory.store import keys
+from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
 from agent_memory.store.commit import Refusals, Step, read, transact, write_one
 from agent_memory.store.documents import lease_free_for, leased_refusal
 from agent_memory.store.items import (
-    agent_index_item,
-    agent_index_row,
     attachments_attribute,
     attribute,
     author_attributes,
-    doc_item,
-    lease_item,
     marshal,
-    memory_default_item,
-    memory_default_row,
-    memory_index_item,
-    memory_item,
-    memory_mount_row,
-    memory_name_item,
-    memory_ref_item,
-    memory_ref_row,
     memory_settings,
     unmarshal,
-    version_item,
 )
 
 
@@ -78,12 +65,12 @@ class Memories(Backend):
         """The Memory, its name claim, its index entries, its counter row and its first files, in one
         transaction. `handoff` marks the version a promote copies (checked unredacted in the same commit)."""
         steps: list[Step] = [
-            ("memory", self._new(memory_item(memory))),
-            ("name", self._new(memory_name_item(memory))),
-            ("index", self._put(memory_index_item(memory))),
+            ("memory", self._new(kinds.MEMORY_ANY.item(memory))),
+            ("name", self._new(kinds.MEMORY_NAME.item(memory))),
+            ("index", self._put(kinds.MEMORY_INDEX.item(memory))),
         ]
         if memory.default is not None:
-            steps.append(("default", self._put(memory_default_item(memory))))
+            steps.append(("default", self._put(kinds.MEMORY_DEFAULT.item(memory))))
         meta = {
             "pk": keys.meta(memory.anchor)[0],
             "sk": keys.meta(memory.anchor)[1],
@@ -95,8 +82,8 @@ class Memories(Backend):
             meta |= author_attributes(stats.written_by, "written_by")
         steps.append(("meta", self._put(marshal(meta))))
         for doc, version in files:
-            steps.append(("document", self._new(doc_item(doc))))
-            steps.append(("version", self._put(version_item(version))))
+            steps.append(("document", self._new(kinds.DOCUMENT.item(doc))))
+            steps.append(("version", self._put(kinds.VERSION.item(version))))
         by_role = {
             "name": lambda _: ApiError(
                 "memory_name_taken",
@@ -165,24 +152,24 @@ class Memories(Backend):
     def memory_defaults(self, account_id: str) -> list[tuple[str, str, MemoryDefault]]:
         """Every tenant default of the account: (memory id, name, MemoryDefault)."""
         rows, _ = self._query(f"{keys.ACCOUNT}{account_id}", keys.MEMORY_DEFAULT, None, None)
-        return [memory_default_row(r) for r in rows]
+        return [kinds.memory_default_row(r) for r in rows]
 
     def account_agents(self, account_id: str) -> list[tuple[str, str, str | None]]:
         """Every agent of the account: (id, name, deployment)."""
         rows, _ = self._query(f"{keys.ACCOUNT}{account_id}", keys.AGENT_INDEX, None, None)
-        return [agent_index_row(r) for r in rows]
+        return [kinds.agent_index_row(r) for r in rows]
 
     def memory_references(self, account_id: str, memory_id: str | None = None) -> list[MemoryReference]:
         """The agents a Memory is attached to (every attachment of the account when no Memory is named)."""
         prefix = keys.MEMORY_REF if memory_id is None else f"{keys.MEMORY_REF}{memory_id}#"
         rows, _ = self._query(f"{keys.ACCOUNT}{account_id}", prefix, None, None)
-        return [memory_ref_row(r) for r in rows]
+        return [kinds.MEMORY_REF.read(r) for r in rows]
 
     def mounted_memories(self, account_id: str, now: float) -> set[str]:
         """The Memories of the account an unexpired execution mounts, in one Query of the mount index (the
         table's TTL removes an expired entry only eventually, so the expiry is checked here)."""
         rows, _ = self._query(f"{keys.ACCOUNT}{account_id}", keys.MEMORY_MOUNT, None, None)
-        return {mid for mid, expires_at in map(memory_mount_row, rows) if expires_at > now}
+        return {mid for mid, expires_at in map(kinds.memory_mount_row, rows) if expires_at > now}
 
     # ---- changes of the Memory itself -------------------------------------------------------------------
 
@@ -232,7 +219,7 @@ class Memories(Backend):
             )
         ]
         if after.default is not None:
-            steps.append(("default", self._put(memory_default_item(after))))
+            steps.append(("default", self._put(kinds.MEMORY_DEFAULT.item(after))))
         elif before.default is not None:
             steps.append(("default", self._delete(keys.memory_default(after.account_id, after.memory_id))))
 
@@ -388,12 +375,12 @@ class Memories(Backend):
             steps.append(("removed", self._count(memory_id, -1, must_be_open=False)))
         for a in attached:
             ref = MemoryReference(a.memory_id, agent.public_id, agent.name, a.mode, a.read_first)
-            steps.append(("edge", self._put(memory_ref_item(agent.account_id, ref))))
+            steps.append(("edge", self._put(kinds.MEMORY_REF.item(ref, account_id=agent.account_id))))
             if a.memory_id in added:
                 steps.append((f"added:{a.memory_id}", self._count(a.memory_id, +1, must_be_open=True)))
         if deployment != agent.deployment:
             moved = replace(agent, deployment=deployment)
-            steps.append(("index", {"Put": {"TableName": self.table, "Item": agent_index_item(moved)}}))
+            steps.append(("index", {"Put": {"TableName": self.table, "Item": kinds.AGENT_INDEX.item(moved)}}))
         by_role: dict[str, Any] = {
             "agent": lambda _: ApiError(
                 "stale_object", "The agent's memories changed while this request ran: read the agent again and retry."
@@ -433,7 +420,13 @@ class Memories(Backend):
             self.ddb,
             (
                 "lease",
-                {"Put": {"TableName": self.table, "Item": lease_item(anchor, lease), **lease_free_for(lease.holder)}},
+                {
+                    "Put": {
+                        "TableName": self.table,
+                        "Item": kinds.LEASE.item(lease, anchor=anchor.key),
+                        **lease_free_for(lease.holder),
+                    }
+                },
             ),
             Refusals({"lease": leased_refusal}),
         )

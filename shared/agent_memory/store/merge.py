@@ -14,10 +14,11 @@ from agent_memory.core.model import (
     WriteBudget,
     max_documents,
 )
+from agent_memory.store import kinds
 from agent_memory.store.commit import Refusals, Step, transact
 from agent_memory.store.documents import Documents, _budget_refusals
 from agent_memory.store.forklog import fork_log_item
-from agent_memory.store.items import marshal, version_item
+from agent_memory.store.items import marshal
 
 # DynamoDB's bound on the items of one TransactWriteItems.
 TRANSACTION_ITEMS = 100
@@ -56,7 +57,7 @@ class Merges(Documents):
                 ("forklog", {"Put": {"TableName": self.table, "Item": marshal(fork_log_item(parent_id, copied))}})
             )
         records: list[Step] = [
-            ("version", {"Put": {"TableName": self.table, "Item": version_item(v)}}) for v in versions
+            ("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions
         ]
         meters: list[Step] = [] if budget is None else self._meter_steps(budget)
         refusals = _merge_refusals(budget, max_documents(anchor))

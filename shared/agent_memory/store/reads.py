@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_memory.core.ports import Ref
-from agent_memory.store import keys
+from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
 from agent_memory.store.commit import PACING, busy, read
-from agent_memory.store.items import read_row
+
+T = TypeVar("T")
 
 # BatchGetItem's limit of keys per request.
 _BATCH = 100
@@ -29,7 +30,7 @@ class Reads(Backend):
             key = keys.wire(keys.ref_key(ref))
             resp = read(lambda: self.ddb.get_item(TableName=self.table, Key=key, ConsistentRead=True))
             if "Item" in resp:
-                out[ref] = read_row(ref, resp["Item"])
+                out[ref] = kinds.read_row(ref, resp["Item"])
             return out
         by_key = {keys.ref_key(r): r for r in unique}
         pending = [keys.wire(k) for k in by_key]
@@ -44,7 +45,7 @@ class Reads(Backend):
                 resp = read(partial(self.ddb.batch_get_item, RequestItems=request))
                 for raw in resp.get("Responses", {}).get(self.table, []):
                     ref = by_key[(raw["pk"]["S"], raw["sk"]["S"])]
-                    out[ref] = read_row(ref, raw)
+                    out[ref] = kinds.read_row(ref, raw)
                 request = resp.get("UnprocessedKeys") or {}
                 if not request:
                     break
@@ -52,6 +53,6 @@ class Reads(Backend):
                 raise busy()
         return out
 
-    def get(self, ref: Ref) -> Any:
+    def get(self, ref: Ref[T]) -> T | None:
         """One row, or None."""
-        return self.get_many([ref])[ref]
+        return ref.row(self.get_many([ref]))

@@ -18,19 +18,11 @@ from botocore.exceptions import ClientError
 from agent_memory.api.errors import ApiError
 from agent_memory.core.model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
 from agent_memory.core.ports import DuplicateClaimed, RecordMoved
-from agent_memory.store import keys
+from agent_memory.store import keys, kinds
 from agent_memory.store.commit import Refusals, Step, attempt, keyed, read, transact
 from agent_memory.store.content import pool
 from agent_memory.store.documents import Documents
-from agent_memory.store.items import (
-    attribute,
-    author_attributes,
-    record_item,
-    record_row,
-    record_searched_row,
-    run_line_row,
-    unmarshal,
-)
+from agent_memory.store.items import attribute, author_attributes, record_searched_row, unmarshal
 
 # A search reads at most this many records of one layer of a workspace (the scale it serves: docs).
 MAX_SEARCHED = 50_000
@@ -143,7 +135,7 @@ class Records(Documents):
     ) -> None:
         """The record, its claim and band entries, the record it supersedes and its run line, at once.
         A claim another record holds raises DuplicateClaimed with that record's id."""
-        steps: list[Step] = [("record", self._new(record_item(rec)))]
+        steps: list[Step] = [("record", self._new(kinds.RECORD.item(rec)))]
         if claim_until is not None:
             steps.append(self._claim_step(rec, dead_claim, claim_until, now))
         steps += self._band_steps(rec, bands)
@@ -226,7 +218,7 @@ class Records(Documents):
             values[":lv"] = {"N": str(target.lock_version)}
             condition += " AND #lv = :lv"
             sets += ["#lv = #lv + :one", "#up = :at"]
-            new_item = unmarshal(record_item(replaced))
+            new_item = unmarshal(kinds.RECORD.item(replaced))
             for i, field in enumerate(("content", "content_digest", "pii", "labels", "s")):
                 names[f"#f{i}"] = field
                 if new_item.get(field) is None:
@@ -257,7 +249,7 @@ class Records(Documents):
                 ["record"],
                 refusals,
             )
-            return record_row(out["Attributes"]) if out.get("Attributes") else None
+            return kinds.RECORD.read(out["Attributes"]) if out.get("Attributes") else None
         transact(self.ddb, steps, refusals)
         return None
 
@@ -267,7 +259,7 @@ class Records(Documents):
         """Store `after` if the record is still at `before`'s lock_version (else stale_object)."""
         put = {
             "TableName": self.table,
-            "Item": record_item(after),
+            "Item": kinds.RECORD.item(after),
             "ConditionExpression": "attribute_exists(#pk) AND #lv = :lv",
             "ExpressionAttributeNames": {"#pk": "pk", "#lv": "lock_version"},
             "ExpressionAttributeValues": {":lv": {"N": str(before.lock_version)}},
@@ -394,7 +386,7 @@ class Records(Documents):
         rows: list[TypedRecord] = []
         while len(rows) < limit:
             resp: dict[str, Any] = read(partial(self.ddb.query, **kwargs, Limit=limit - len(rows)))
-            rows += [record_row(it) for it in resp.get("Items", [])]
+            rows += [kinds.RECORD.read(it) for it in resp.get("Items", [])]
             start = resp.get("LastEvaluatedKey")
             if start is None:
                 return rows, False
@@ -412,7 +404,7 @@ class Records(Documents):
                 Limit=_RUN_LINES,
             )
         )
-        return [run_line_row(it) for it in resp.get("Items", [])]
+        return [kinds.RUN_LINE.read(it) for it in resp.get("Items", [])]
 
     def claim_run_line(self, workspace_id: str, run_id: str, record_id: str, operation: str, until: float) -> bool:
         """Take a raw line for one consolidation; False when it is consolidated or another holds it."""

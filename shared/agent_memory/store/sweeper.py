@@ -72,15 +72,19 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from agent_memory.core.model import DEFAULT_VERSIONS_KEPT
+from agent_memory.core.model import DEFAULT_VERSIONS_KEPT, Anchor
+from agent_memory.store import kinds
 from agent_memory.store.forklog import fork_log_partition, fork_log_time
 from agent_memory.store.items import unmarshal
-from agent_memory.store.keys import ANCHOR, CONVERSATION, DOC, VERSION, parse_version_sk, path_hash
+from agent_memory.store.keys import anchor_pk, path_hash
 
-META = "#META"
-CONVERSATION_ANCHOR = f"{ANCHOR}conversation#"
+# The keys the sweep reads, by the registry's shapes (store/kinds.py).
+META = kinds.META.sk
+VERSION = kinds.VERSION.shape.sk_prefix
+DOC = kinds.DOCUMENT.shape.sk_prefix
+CONVERSATION_ANCHOR = anchor_pk(Anchor("conversation", ""))
 # The tombstone a deleted conversation leaves in its own partition: kept, so it never reads as new.
-TOMBSTONE_SK = "CONV"
+TOMBSTONE_SK = kinds.CONVERSATION_ANY.sk
 
 CONTENT_PREFIX = "content/"
 DEFAULT_GRACE_SECONDS = 15 * 60
@@ -199,11 +203,9 @@ def _number(value: Any) -> int | None:
 def _record(item: dict[str, Any]) -> _Record:
     it = unmarshal(item)
     sk: str = it["sk"]
-    try:
-        path_hash, _ = parse_version_sk(sk)
-    except ValueError:
-        # A key no commit spells: no pointer row can own it.
-        path_hash = ""
+    # A key no commit spells has no path hash: no pointer row can own it.
+    parts = kinds.VERSION.shape.parse(it["pk"], sk)
+    path_hash = parts["path_hash"] if parts is not None and parts["lock_version"].isdigit() else ""
     recorded_at = it.get("recorded_at")
     public_id = it.get("public_id")
     return _Record(
@@ -254,8 +256,9 @@ def _scan(ddb: Any, table: str) -> _Scanned:
                 it = unmarshal(item)
                 public_id, lock_version = it.get("public_id"), _number(it.get("lock_version"))
                 if isinstance(public_id, str) and lock_version is not None:
-                    path = path_hash(sk[len(DOC) :])
-                    out.documents[(it["pk"], path)] = (public_id, lock_version)
+                    parts = kinds.DOCUMENT.shape.parse(it["pk"], sk)
+                    if parts is not None:
+                        out.documents[(it["pk"], path_hash(parts["rest"]))] = (public_id, lock_version)
     return out
 
 
@@ -315,6 +318,13 @@ def _delete_record(ddb: Any, table: str, record: _Record) -> bool:
             return False
         raise
     return True
+
+
+def _anchor_of(pk: str) -> Anchor:
+    parts = kinds.META.shape.parse(pk, META)
+    if parts is None:
+        raise ValueError(f"not an anchor's partition: {pk!r}")
+    return Anchor.from_key(parts["anchor"])
 
 
 def _delete_partition(ddb: Any, table: str, pk: str, keep: str | None = None) -> int:
@@ -413,7 +423,7 @@ def sweep(
         for pk in sorted(swept & conversations):
             # The conversation's own partition first, its tombstone kept; the anchor's `#META` mark goes last
             # of all, so a sweep stopped anywhere here is finished by the next one.
-            own = f"{CONVERSATION}{pk[len(CONVERSATION_ANCHOR) :]}"
+            own, _ = kinds.CONVERSATION_ANY.key(_anchor_of(pk).owner_id)
             report.conversation_rows_deleted += _delete_partition(ddb, table, own, keep=TOMBSTONE_SK)
             report.conversation_rows_deleted += _delete_partition(ddb, table, pk)
     if settle_seconds:

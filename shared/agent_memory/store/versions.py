@@ -10,11 +10,11 @@ from botocore.exceptions import ClientError
 
 from agent_memory.api.errors import stale, version_not_found
 from agent_memory.core.model import Anchor, Author, Version, WriteBudget
-from agent_memory.store import keys
+from agent_memory.store import keys, kinds
 from agent_memory.store.commit import Refusals, Step, attempt, read, transact
 from agent_memory.store.content import CACHE
 from agent_memory.store.documents import Documents, _budget_refusals
-from agent_memory.store.items import attribute, version_row
+from agent_memory.store.items import attribute
 
 
 class Versions(Documents):
@@ -37,7 +37,7 @@ class Versions(Documents):
                 ConsistentRead=True,
             )
         )
-        return [version_row(item, anchor, rest) for item in resp.get("Items", [])]
+        return [kinds.VERSION.read(item, rest=rest) for item in resp.get("Items", [])]
 
     def redact_version(
         self, version: Version, expected: tuple[str, int], by: Author, at: str, budget: WriteBudget | None

@@ -361,7 +361,7 @@ class Directory:
     ) -> dict[str, Any]:
         """Grammar first (validation_failed), then every source must exist and be within the caller's reach."""
         bindings = parse_bindings(memory_context)
-        need = [Ref.member(ws.public_id, principal.public_id)]
+        need: list[Ref] = [Ref.member(ws.public_id, principal.public_id)]
         need += [Ref.conversation(b.conversation_public_id) for b in bindings if b.conversation_public_id]
         need += [Ref.speaker(b.speaker_public_id) for b in bindings if b.speaker_public_id]
         if conv.answering_agent_id and any(b.speaker_public_id for b in bindings):
