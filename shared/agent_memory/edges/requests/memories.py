@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, ValidationError, WithJsonSchema, model_validator
+from pydantic import Field, PlainValidator, ValidationError, WithJsonSchema, model_validator
 
 from agent_memory.core.model import Attachment, MemoryAccess, MemoryDefault
 from agent_memory.core.paths import MemoryPath, parse_file_path, parse_file_prefix
@@ -319,7 +319,7 @@ class FileLease(Body):
 
 
 class PromoteOrigin(Body):
-    workspace_public_id: OptionalUuid = None
+    workspace_public_id: OptionalUuid = Field(default=None, examples=["0193f0c2-a1b2-7c4e-8f5d-6a7b8c9d0e1f"])
     conversation_public_id: OptionalUuid = None
     memory_id: Annotated[
         str | None, PlainValidator(lambda v: None if v is None else _memory_id(v)), WithJsonSchema({})
@@ -379,8 +379,10 @@ def _nested(model: Any, value: Any, where: str) -> Any:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        err = api_error(exc, where)
-        code = "validation_failed" if err.code in ("parameter_invalid", "parameter_missing") else err.code
+        err = api_error(exc, where, model)
+        # An unknown field is parameter_invalid through every door; the Memories' own field rules keep theirs.
+        unknown = exc.errors(include_url=False)[0]["type"] == "extra_forbidden"
+        code = "validation_failed" if err.code in ("parameter_invalid", "parameter_missing") and not unknown else err.code
         raise coded(code, err.message, whole=True) from None
 
 
