@@ -60,6 +60,42 @@ _SECURITY: dict[str, list[Json]] = {
 }
 
 
+def example(schema: Json, schemas: Json) -> Any:
+    """An example value of `schema`, built from the `examples` its fields declare, else from its type.
+
+    An object holds its required fields and any optional field that names an example, so an example
+    shows what a field is for without a second copy of it here: the models declare examples once.
+    """
+    if "examples" in schema:
+        return schema["examples"][0]
+    if "$ref" in schema:
+        return example(schemas[schema["$ref"].rsplit("/", 1)[1]], schemas)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    for either in ("anyOf", "oneOf"):
+        if either in schema:
+            branches = [b for b in schema[either] if b.get("type") != "null"] or schema[either]
+            return example(branches[0], schemas)
+    kind = schema.get("type")
+    if kind == "object":
+        required = schema.get("required", [])
+        props: Json = schema.get("properties", {})
+        return {k: example(v, schemas) for k, v in props.items() if k in required or "examples" in v}
+    if kind == "array":
+        return [example(schema["items"], schemas)] if "items" in schema else []
+    if kind == "string":
+        return "notes"
+    if kind == "integer":
+        return max(schema.get("minimum", 1), 1) if schema.get("maximum", 1) >= 1 else schema.get("minimum", 0)
+    if kind == "number":
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return True
+    return None
+
+
 def request_model(name: str) -> type[BaseModel]:
     """The request model class a contract entry names."""
     for area in _INPUT_MODULES:
@@ -102,7 +138,7 @@ def _responses(route: RouteSpec) -> Json:
     return {**successes, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
 
 
-def _operation(route: RouteSpec, bodies: dict[str, Json]) -> Json:
+def _operation(route: RouteSpec, bodies: dict[str, Json], schemas: Json) -> Json:
     op: Json = {
         "operationId": route.name,
         "summary": route.name.replace("_", " "),
@@ -116,9 +152,10 @@ def _operation(route: RouteSpec, bodies: dict[str, Json]) -> Json:
         op["parameters"] = params
     if route.request:
         schema = bodies[route.request]
+        ref = {"$ref": _REF.format(model=route.request)}
         op["requestBody"] = {
             "required": bool(schema.get("required")),
-            "content": {"application/json": {"schema": {"$ref": _REF.format(model=route.request)}}},
+            "content": {"application/json": {"schema": ref, "example": example(ref, schemas)}},
         }
     return op
 
@@ -136,7 +173,7 @@ def document() -> Json:
     schemas["Error"] = ERROR_SCHEMA
     paths: dict[str, Json] = {}
     for route in ROUTES:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, bodies)
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, bodies, schemas)
     return {
         "openapi": "3.1.0",
         "info": {

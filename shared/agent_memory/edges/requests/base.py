@@ -8,7 +8,8 @@ version and true is not a path.
 A type whose refusal has its own code (a path, content, a description) raises `coded(...)`, and the
 mapper turns the first error into that code; pydantic's own errors (missing, wrong type, unknown field)
 become `parameter_missing` / `parameter_invalid`, an unknown field named with the one it may have meant.
-The first error wins, in field order, which is the order a reader of the body meets them.
+The first error wins, in field order, which is the order a reader of the body meets them; an unknown
+field wins over all, since a misspelled field is also a missing one.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def _name_ok(limit: int) -> Callable[[Any], bool]:
     return lambda v: isinstance(v, str) and bool(v.strip()) and len(v) <= limit and not SURROGATE.search(v)
 
 
-_UUID_SCHEMA = {"type": "string", "pattern": UUID_PATTERN}
+_UUID_SCHEMA = {"type": "string", "pattern": UUID_PATTERN, "examples": ["0193f0c2-a1b2-7c4e-8f5d-6a7b8c9d0e1f"]}
 _UUID_PHRASE = "must be a lowercase UUID"
 _COUNTER_SCHEMA = {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER}
 _COUNTER_PHRASE = _number_phrase(0, MAX_COUNTER)
@@ -233,7 +234,9 @@ def unknown_field(where: str, fields: list[str]) -> ApiError:
 def api_error(exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> ApiError:
     """The first validation error as the catalogue's refusal, naming where in the body it is. With the
     model validated, an unknown field's refusal names the fields it could have meant."""
-    err = exc.errors(include_url=False)[0]
+    errors = exc.errors(include_url=False)
+    # A misspelled field is also a missing one; the misspelling is the error worth naming.
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = _where(prefix, tuple(err["loc"])) or "the body"
     kind = err["type"]
     ctx = err.get("ctx") or {}

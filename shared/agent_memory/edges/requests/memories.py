@@ -71,7 +71,13 @@ def _memory_id(value: Any) -> str:
     return value
 
 
-MemoryId = Annotated[str, PlainValidator(_memory_id), WithJsonSchema({"type": "string", "pattern": MEMORY_ID_PATTERN})]
+MemoryId = Annotated[
+    str,
+    PlainValidator(_memory_id),
+    WithJsonSchema(
+        {"type": "string", "pattern": MEMORY_ID_PATTERN, "examples": ["mem_0193f0c2a1b27c4e8f5d6a7b8c9d0e1f"]}
+    ),
+]
 
 
 def _mode(value: Any) -> str:
@@ -381,8 +387,9 @@ def _nested(model: Any, value: Any, where: str) -> Any:
     except ValidationError as exc:
         err = api_error(exc, where, model)
         # An unknown field is parameter_invalid through every door; the Memories' own field rules keep theirs.
-        unknown = exc.errors(include_url=False)[0]["type"] == "extra_forbidden"
-        code = "validation_failed" if err.code in ("parameter_invalid", "parameter_missing") and not unknown else err.code
+        unknown = any(e["type"] == "extra_forbidden" for e in exc.errors(include_url=False))
+        plain = err.code in ("parameter_invalid", "parameter_missing") and not unknown
+        code = "validation_failed" if plain else err.code
         raise coded(code, err.message, whole=True) from None
 
 

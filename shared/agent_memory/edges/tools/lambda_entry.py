@@ -23,7 +23,6 @@ from agent_memory.edges.http.glue import Reply
 from agent_memory.edges.requests.base import unknown_field
 from agent_memory.render import views
 
-
 # Everything an event may carry; anything else is a mistake its sender should hear about.
 EVENT_FIELDS = ("execution", "tool", "input", "secret", "token", "idempotency_key")
 
