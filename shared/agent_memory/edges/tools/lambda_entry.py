@@ -20,7 +20,6 @@ from agent_memory.core.idempotency import GUARD, Replayed, answering, check_key,
 from agent_memory.core.ids import PresentedToken, parse_token
 from agent_memory.edges import services
 from agent_memory.edges.http.glue import Reply
-from agent_memory.edges.requests.base import unknown_field
 from agent_memory.render import views
 
 # Everything an event may carry; anything else is a mistake its sender should hear about.
@@ -32,6 +31,8 @@ def invoke(event: object) -> dict[str, Any]:
         raise ApiError("parameter_invalid", "The event must be an object with execution, tool and input.")
     stray = [k for k in event if k not in EVENT_FIELDS]
     if stray:
+        from agent_memory.edges.requests.base import unknown_field  # pydantic, only for a refused event
+
         raise unknown_field(str(stray[0])[:64], list(EVENT_FIELDS))
     for key in ("execution", "tool", "input"):
         if key not in event:
