@@ -242,9 +242,9 @@ def test_a_default_that_is_no_object_is_a_bad_parameter_as_everywhere(api: Api, 
 def test_a_default_of_the_right_shape_is_kept_with_its_read_first_rule(api: Api, mems: Files) -> None:
     ada = api.account()
     eu = mems.made(ada, "eu-notes", default={"reach": "deployment", "deployment": "eu-prod"})
-    assert eu["default"] == {"reach": "deployment", "deployment": "eu-prod", "mode": "readOnly", "read_first": False}
-    rw = mems.made(ada, "scratch", default={"reach": "account", "mode": "readWrite"})
-    assert rw["default"] == {"reach": "account", "deployment": None, "mode": "readWrite", "read_first": True}
+    assert eu["default"] == {"reach": "deployment", "deployment": "eu-prod", "mode": "readonly", "read_first": False}
+    rw = mems.made(ada, "scratch", default={"reach": "account", "mode": "readwrite"})
+    assert rw["default"] == {"reach": "account", "deployment": None, "mode": "readwrite", "read_first": True}
 
 
 # ---- the files door: writes and the condition pair ----------------------------------------------------------

@@ -52,6 +52,7 @@ from agent_memory.core.model import (
     TypedRecord,
     Version,
     Workspace,
+    stored_mode,
 )
 from agent_memory.core.ports import Ref
 from agent_memory.store import keys
@@ -218,7 +219,7 @@ def _attachments(raw: Any) -> tuple[Attachment, ...]:
     if not isinstance(raw, dict):
         return ()
     ordered = sorted(raw.items(), key=lambda kv: int(kv[1].get("position", 0)))
-    return tuple(Attachment(mid, v["mode"], bool(v["read_first"])) for mid, v in ordered)
+    return tuple(Attachment(mid, stored_mode(v["mode"]), bool(v["read_first"])) for mid, v in ordered)
 
 
 def agent_row(item: Item) -> Agent:
@@ -785,7 +786,7 @@ def memory_settings(m: OrgMemory) -> dict[str, Any]:
 def _default(raw: Any) -> MemoryDefault | None:
     if not isinstance(raw, dict):
         return None
-    return MemoryDefault(raw["reach"], raw.get("deployment"), raw["mode"], bool(raw["read_first"]))
+    return MemoryDefault(raw["reach"], raw.get("deployment"), stored_mode(raw["mode"]), bool(raw["read_first"]))
 
 
 def _access(raw: Any) -> MemoryAccess | None:
@@ -857,7 +858,8 @@ def memory_ref_item(account_id: str, r: MemoryReference) -> Item:
 def memory_ref_row(item: Item) -> MemoryReference:
     it = unmarshal(item)
     memory_id, _, agent_id = it["sk"][len(keys.MEMORY_REF) :].partition("#")
-    return MemoryReference(memory_id, agent_id, it.get("agent_name") or "", it["mode"], bool(it["read_first"]))
+    mode = stored_mode(it["mode"])
+    return MemoryReference(memory_id, agent_id, it.get("agent_name") or "", mode, bool(it["read_first"]))
 
 
 def memory_stats_row(item: Item) -> MemoryStats | None:
