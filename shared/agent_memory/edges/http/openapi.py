@@ -4,7 +4,8 @@ The one place the document is built: every path, method, path and query paramete
 access comes from `contract.ROUTES`, every request body's schema from its pydantic model in `edges/requests/`
 (`model_json_schema()`, so what is published is what is validated), and every error from the catalogue.
 Served at `GET /agent_api/v1/openapi.json`; the property-based fuzz (tests/http/test_fuzz.py) drives
-every route from it. Success bodies are described as JSON objects; the views are not spelled out yet.
+every route from it. A success body's schema is its route's answer model (edges/answers.py) where it has
+one, else a JSON object; each body, asked and answered, carries an example built from its fields' examples.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic.json_schema import models_json_schema
 
 from agent_memory.api.contract import ROUTES, UUID_PATTERN, RouteSpec, parameter_rule, path_parameters
 from agent_memory.api.errors import CATALOGUE
+from agent_memory.edges.answers import ANSWERS, answer_model
 from agent_memory.edges.tools.dispatch import SCHEMA_FORMATS
 
 Json = dict[str, Any]
@@ -123,16 +125,20 @@ def _parameters(route: RouteSpec) -> list[Json]:
     return out
 
 
-def _success(route: RouteSpec, status: int) -> Json:
+def _success(route: RouteSpec, status: int, schemas: Json) -> Json:
     success: Json = {"description": "Done."}
     if status != 204:
+        if route.name in ANSWERS:
+            ref = {"$ref": _REF.format(model=ANSWERS[route.name])}
+            success["content"] = {route.media: {"schema": ref, "example": example(ref, schemas)}}
+            return success
         schema: Json = {"type": "object"} if route.media == "application/json" else {"type": "string"}
         success["content"] = {route.media: {"schema": schema}}
     return success
 
 
-def _responses(route: RouteSpec) -> Json:
-    successes = {str(s): _success(route, s) for s in (route.status, *route.also)}
+def _responses(route: RouteSpec, schemas: Json) -> Json:
+    successes = {str(s): _success(route, s, schemas) for s in (route.status, *route.also)}
     # Every status of the catalogue: a refusal's status is its code's, whichever route gives it.
     refused = {"$ref": "#/components/responses/Refused"}
     return {**successes, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
@@ -143,7 +149,7 @@ def _operation(route: RouteSpec, bodies: dict[str, Json], schemas: Json) -> Json
         "operationId": route.name,
         "summary": route.name.replace("_", " "),
         "security": _SECURITY[route.access],
-        "responses": _responses(route),
+        "responses": _responses(route, schemas),
     }
     if route.door:
         op["tags"] = [f"{route.door} door"]
@@ -165,7 +171,8 @@ def document() -> Json:
     """The whole OpenAPI 3.1 document (built once per container: it never changes while one runs)."""
     names = sorted({r.request for r in ROUTES if r.request})
     mode: Literal["validation"] = "validation"
-    models = [(request_model(n), mode) for n in names]
+    answers = sorted(set(ANSWERS.values()))
+    models = [(request_model(n), mode) for n in names] + [(answer_model(n), mode) for n in answers]
     # Each body refers to its own definition by name, so only the shared definitions are kept.
     _, top = models_json_schema(models, ref_template=_REF)
     schemas: dict[str, Json] = dict(top.get("$defs", {}))

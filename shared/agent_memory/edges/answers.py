@@ -1,0 +1,339 @@
+"""Success answers as pydantic models: what `render/views.py` builds, declared so OpenAPI can publish it.
+
+The views stay the one place answers are built; these models describe them, field for field, and
+`edges/http/openapi.py` publishes each route's model as its success schema with an example built from
+the examples its fields declare. A model is closed (`additionalProperties: false`), so the fuzz's
+response check (tests/http/test_fuzz.py) fails on any key a view adds without its model.
+
+`ANSWERS` names each route's model. Routes not yet described are listed in `UNDESCRIBED`, which should
+only shrink; a unit test holds every route to one or the other (or to an answer with no JSON body).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory.api.contract import ROUTES
+
+_UUID = "0193f0c2-a1b2-7c4e-8f5d-6a7b8c9d0e1f"
+_WHEN = "2026-01-05T09:30:00.000Z"
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+PublicId = str
+When = str
+
+
+def _id(description: str) -> Any:
+    return Field(description=description, examples=[_UUID])
+
+
+def _when(description: str) -> Any:
+    return Field(description=description, examples=[_WHEN])
+
+
+# ---- the directory -------------------------------------------------------------------------------------
+
+
+class AccountView(Answer):
+    public_id: PublicId = _id("The account's id.")
+    name: str = Field(examples=["acme"])
+    created_at: When = _when("When it was created.")
+
+
+class HumanView(Answer):
+    public_id: PublicId = _id("The Human's id.")
+    name: str = Field(examples=["ada"])
+    created_at: When = _when("When they were added.")
+
+
+class AccountCreated(Answer):
+    account: AccountView
+    human: HumanView
+    token: str = Field(description="The first Human's bearer token, shown once.", examples=["am_h_..."])
+
+
+class HumanCreated(Answer):
+    human: HumanView
+    token: str = Field(description="The Human's bearer token, shown once.", examples=["am_h_..."])
+
+
+class DedupView(Answer):
+    enabled: bool = Field(examples=[True])
+
+
+class WorkspaceSettingsView(Answer):
+    dedup: DedupView
+
+
+class WorkspaceView(Answer):
+    public_id: PublicId = _id("The workspace's id.")
+    name: str = Field(examples=["room"])
+    created_at: When = _when("When it was created.")
+    tool_provider_overrides: dict[str, str | None] = Field(examples=[{}])
+    settings: WorkspaceSettingsView
+
+
+class WorkspaceAnswer(Answer):
+    workspace: WorkspaceView
+
+
+class MemberView(Answer):
+    workspace_public_id: PublicId = _id("The workspace.")
+    # One of the two, by the member's kind.
+    human_public_id: PublicId | None = Field(default=None, description="The member, when a Human.", examples=[_UUID])
+    agent_public_id: PublicId | None = None
+    role: str = Field(examples=["member"])
+    created_at: When = _when("When they joined.")
+
+
+class MemberAnswer(Answer):
+    member: MemberView
+
+
+class BindingView(Answer):
+    name: str = Field(examples=["conversation"])
+    scope: str = Field(examples=["conversation"])
+    access: Literal["read", "read_write"]
+    conversation_public_id: PublicId | None = None
+    anchor_public_id: PublicId | None = _id("The row the root resolves to (null for none).")
+    agent_public_id: PublicId | None = None
+    speaker_public_id: PublicId | None = None
+
+
+class EffectiveContext(Answer):
+    bindings: list[BindingView]
+
+
+class ConversationView(Answer):
+    public_id: PublicId = _id("The conversation's id.")
+    workspace_public_id: PublicId = _id("Its workspace.")
+    answering_agent_public_id: PublicId | None = None
+    parent_public_id: PublicId | None = None
+    context_revision: int = Field(examples=[0])
+    archived: bool = Field(examples=[False])
+    created_at: When = _when("When it was created.")
+    memory_context: dict[str, Any] | None = None
+    effective_memory_context: EffectiveContext
+
+
+class ConversationAnswer(Answer):
+    conversation: ConversationView
+
+
+class SpeakerView(Answer):
+    public_id: PublicId = _id("The Speaker's id.")
+    name: str = Field(examples=["visitor"])
+    agent_public_id: PublicId = _id("The agent it speaks to.")
+    created_at: When = _when("When it was added.")
+
+
+class SpeakerAnswer(Answer):
+    speaker: SpeakerView
+
+
+class TokenAnswer(Answer):
+    token: str = Field(description="The new bearer token, shown once.", examples=["am_a_..."])
+
+
+# ---- executions ----------------------------------------------------------------------------------------
+
+
+class PrincipalView(Answer):
+    kind: Literal["human", "agent"]
+    public_id: PublicId = _id("Who runs it.")
+
+
+class SubjectView(Answer):
+    speaker_public_id: PublicId = _id("The Speaker the execution speaks for.")
+
+
+class ExecutionView(Answer):
+    public_id: PublicId = _id("The execution's id.")
+    workspace_public_id: PublicId = _id("Its workspace.")
+    conversation_public_id: PublicId = _id("Its conversation.")
+    agent_public_id: PublicId | None = None
+    principal: PrincipalView
+    subject: SubjectView | None = None
+    mail_from_execution_public_id: PublicId | None = None
+    bindings: list[BindingView]
+    tools: list[str] = Field(examples=[["memory_read"]])
+    created_at: When = _when("When it started.")
+    expires_at: When = _when("When it stops answering.")
+    stopped: bool = Field(examples=[False])
+
+
+class ExecutionCreated(Answer):
+    execution: ExecutionView
+    secret: str | None = Field(description="The execution's own proof, shown once.", examples=["s3cr3t"])
+    # Only on a replayed creation: the secret is not shown twice.
+    secret_withheld: bool | None = None
+
+
+class ExecutionAnswer(Answer):
+    execution: ExecutionView
+
+
+# ---- documents -----------------------------------------------------------------------------------------
+
+
+class AuthorView(Answer):
+    kind: str = Field(examples=["human"])
+    public_id: PublicId | None = None
+    name: str = Field(examples=["ada"])
+    execution_public_id: PublicId | None = None
+    # A git sync's commit.
+    commit: str | None = None
+
+
+class QuarantineView(Answer):
+    status: str
+    rules: list[str]
+    ruleset: str
+    reviewed_by: AuthorView | None = None
+    reviewed_at: When | None = None
+
+
+class DocumentView(Answer):
+    path: str = Field(examples=["conversation/plan.md"])
+    public_id: PublicId = _id("The document's id (the expected_public_id of its next change).")
+    lock_version: int = Field(description="Its version (the expected_lock_version of its next change).", examples=[1])
+    bytesize: int = Field(examples=[11])
+    description: str | None = None
+    written_at: When = _when("When this version was written.")
+    written_by: AuthorView
+    content_sha256: str = Field(examples=["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
+    pii: list[str] = Field(examples=[[]])
+    quarantine: QuarantineView | None = None
+    content: str | None = Field(default=None, examples=["ship friday"])
+
+
+class DocumentAnswer(Answer):
+    memory: DocumentView
+
+
+class DocumentList(Answer):
+    memory: list[DocumentView]
+
+
+class GrepMatch(Answer):
+    path: str = Field(examples=["conversation/plan.md"])
+    line_number: int = Field(examples=[1])
+    text: str = Field(examples=["ship friday"])
+
+
+class GrepAnswer(Answer):
+    matches: list[GrepMatch]
+    truncated: bool = Field(examples=[False])
+    truncated_reason: str | None = None
+    # Only when a document's content was missing, so it was not searched.
+    unreadable: list[str] | None = None
+
+
+class MergedFromView(Answer):
+    conversation_public_id: PublicId = _id("The fork the merge landed.")
+    public_id: PublicId = _id("The fork's document.")
+    lock_version: int = Field(examples=[2])
+
+
+class PromotedFromView(Answer):
+    # An anchor's document, or a Memory's file.
+    anchor_public_id: PublicId | None = None
+    memory_id: str | None = None
+    path: str = Field(examples=["conversation/plan.md"])
+    public_id: PublicId = _id("The source document.")
+    lock_version: int = Field(examples=[1])
+    promoted_by: AuthorView | None = None
+    promoted_at: When | None = None
+
+
+class ForkedFromView(Answer):
+    conversation_public_id: PublicId = _id("The parent conversation.")
+
+
+class VersionView(Answer):
+    path: str = Field(examples=["conversation/plan.md"])
+    public_id: PublicId = _id("The document's id.")
+    lock_version: int = Field(examples=[1])
+    bytesize: int = Field(examples=[11])
+    content_sha256: str = Field(examples=["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
+    description: str | None = None
+    written_at: When = _when("When this version was written.")
+    author: AuthorView
+    operation: str = Field(examples=["write"])
+    overwrote_concurrent_edit: bool = Field(examples=[False])
+    rolled_back_from: int | None = None
+    renamed_from: str | None = None
+    promoted_from: PromotedFromView | None = None
+    promoted_by: AuthorView | None = None
+    forked_from: ForkedFromView | None = None
+    merged_from: MergedFromView | None = None
+    redacted: bool = Field(examples=[False])
+    redacted_at: When | None = None
+    redacted_by: AuthorView | None = None
+    pii: list[str] = Field(examples=[[]])
+    quarantine: QuarantineView | None = None
+
+
+class ShownVersionView(VersionView):
+    content: str | None = Field(examples=["ship friday"])
+
+
+class VersionPageAnswer(Answer):
+    versions: list[VersionView]
+    next_cursor: str | None = None
+
+
+class VersionAnswer(Answer):
+    version: ShownVersionView
+
+
+# Each handler's answer, so a door's four routes share one line; ANSWERS spells it per route name.
+_BY_HANDLER: dict[str, str] = {
+    "directory:create_account": "AccountCreated",
+    "directory:create_human": "HumanCreated",
+    "directory:rotate_human_credentials": "TokenAnswer",
+    "directory:create_workspace": "WorkspaceAnswer",
+    "directory:update_workspace": "WorkspaceAnswer",
+    "directory:add_member": "MemberAnswer",
+    "directory:create_conversation": "ConversationAnswer",
+    "directory:show_conversation": "ConversationAnswer",
+    "directory:archive_conversation": "ConversationAnswer",
+    "directory:fork_conversation": "ConversationAnswer",
+    "directory:replace_memory_context": "ConversationAnswer",
+    "directory:rotate_agent_credentials": "TokenAnswer",
+    "directory:create_speaker": "SpeakerAnswer",
+    "executions:create_execution": "ExecutionCreated",
+    "executions:stop_execution": "ExecutionAnswer",
+    "memory:show_memory": "DocumentAnswer",
+    "memory:write_memory": "DocumentAnswer",
+    "memory:edit_memory": "DocumentAnswer",
+    "memory:rollback_version": "DocumentAnswer",
+    "memory:review_version": "DocumentAnswer",
+    "memory:list_memory": "DocumentList",
+    "memory:grep_memory": "GrepAnswer",
+    "memory:list_versions": "VersionPageAnswer",
+    "memory:show_version": "VersionAnswer",
+    "memory:redact_version": "VersionAnswer",
+    "history:promote": "DocumentAnswer",
+}
+
+ANSWERS: dict[str, str] = {r.name: _BY_HANDLER[r.handler] for r in ROUTES if r.handler in _BY_HANDLER}
+
+# Routes whose JSON answer has no model yet (their success schema stays {"type": "object"}).
+UNDESCRIBED: frozenset[str] = frozenset(
+    r.name for r in ROUTES if r.name not in ANSWERS and r.media == "application/json" and r.status != 204
+)
+
+
+def answer_model(name: str) -> type[Answer]:
+    """The answer model a route's entry names."""
+    found = globals().get(name)
+    if not (isinstance(found, type) and issubclass(found, Answer)):
+        raise LookupError(f"no answer model {name!r} in agent_memory.edges.answers")
+    return found
