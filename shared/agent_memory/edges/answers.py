@@ -293,6 +293,169 @@ class VersionAnswer(Answer):
     version: ShownVersionView
 
 
+# ---- organization Memories ---------------------------------------------------------------------------
+
+_MEM = "mem_0193f0c2a1b27c4e8f5d6a7b8c9d0e1f"
+Mode = Literal["readwrite", "readonly"]
+
+
+def _mem(description: str) -> Any:
+    return Field(description=description, examples=[_MEM])
+
+
+class DefaultView(Answer):
+    reach: Literal["account", "deployment"]
+    deployment: str | None = None
+    mode: Mode
+    read_first: bool
+
+
+class AccessView(Answer):
+    humans: list[str]
+    workspaces: list[str]
+
+
+class GitView(Answer):
+    url: str = Field(examples=["https://github.com/acme/runbooks.git"])
+    ref: str | None = None
+    path: str | None = None
+    commit: str | None = None
+
+
+class ReferenceView(Answer):
+    agent_public_id: PublicId = _id("An agent the Memory reaches.")
+    name: str = Field(examples=["helper"])
+    via: str = Field(examples=["attachment"])
+    mode: Mode
+    read_first: bool
+
+
+class OrgMemoryView(Answer):
+    memory_id: str = _mem("The Memory's id.")
+    name: str = Field(examples=["runbooks"])
+    description: str = Field(examples=["How we deploy and who is on call."])
+    source: Literal["native", "git"]
+    archived: bool = Field(examples=[False])
+    default: DefaultView | None = None
+    access: AccessView | None = None
+    created_by: AuthorView
+    created_at: When = _when("When it was created.")
+    file_count: int = Field(examples=[2])
+    bytesize: int = Field(examples=[18])
+    written_by: AuthorView | None = None
+    written_at: When | None = None
+    # Only for a git-synced Memory, a promoted one, a listing, and a steward's view respectively.
+    git: GitView | None = None
+    promoted_from: PromotedFromView | None = None
+    attachment_count: int | None = None
+    referenced_by: list[ReferenceView] | None = None
+
+
+class OrgMemoryAnswer(Answer):
+    memory: OrgMemoryView
+
+
+class OrgMemoryPage(Answer):
+    memories: list[OrgMemoryView]
+    next_cursor: str | None = None
+
+
+class SyncView(Answer):
+    commit: str = Field(examples=["4b825dc642cb6eb9a060e54bf8d69288fbee4904"])
+    changed: list[str] = Field(examples=[["deploy/steps.md"]])
+    removed: list[str] = Field(examples=[[]])
+
+
+class SyncAnswer(Answer):
+    memory: OrgMemoryView
+    sync: SyncView
+
+
+class FileView(Answer):
+    """A Memory's file: a document without the skill-only description."""
+
+    path: str = Field(examples=["deploy/steps.md"])
+    public_id: PublicId = _id("The file's id.")
+    lock_version: int = Field(examples=[1])
+    bytesize: int = Field(examples=[9])
+    written_at: When = _when("When this version was written.")
+    written_by: AuthorView
+    content_sha256: str = Field(examples=["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
+    pii: list[str] = Field(examples=[[]])
+    quarantine: QuarantineView | None = None
+    content: str | None = Field(default=None, examples=["1. build"])
+
+
+class FileAnswer(Answer):
+    file: FileView
+
+
+class FileSummary(Answer):
+    path: str = Field(examples=["deploy/steps.md"])
+    public_id: PublicId = _id("The file's id.")
+    lock_version: int = Field(examples=[1])
+    bytesize: int = Field(examples=[9])
+    written_at: When = _when("When this version was written.")
+    written_by: AuthorView
+    content_sha256: str = Field(examples=["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
+
+
+class FilePageAnswer(Answer):
+    files: list[FileSummary]
+    next_cursor: str | None = None
+
+
+class LeaseView(Answer):
+    path: str = Field(examples=["deploy/steps.md"])
+    holder: AuthorView
+    expires_at: When = _when("When the lease lapses.")
+
+
+class LeaseAnswer(Answer):
+    lease: LeaseView
+
+
+class AttachmentView(Answer):
+    memory_id: str = _mem("The attached Memory.")
+    mode: Mode
+    read_first: bool
+
+
+class AgentView(Answer):
+    public_id: PublicId = _id("The agent's id.")
+    name: str = Field(examples=["helper"])
+    kind: str = Field(examples=["program"])
+    steward_public_id: PublicId | None = None
+    memory_context_limit: dict[str, Any] | None = None
+    created_at: When = _when("When it was created.")
+    deployment: str | None = None
+    memories: list[AttachmentView]
+
+
+class AgentAnswer(Answer):
+    agent: AgentView
+
+
+class AgentCreated(Answer):
+    agent: AgentView
+    # A program's bearer token, shown once; a definition has none.
+    token: str | None = Field(default=None, examples=["am_a_..."])
+
+
+class EffectiveView(Answer):
+    memory_id: str = _mem("A Memory the agent reaches.")
+    name: str = Field(examples=["runbooks"])
+    mode: Mode
+    read_first: bool
+    via: str = Field(examples=["attachment"])
+    source: Literal["native", "git"]
+    archived: bool
+
+
+class EffectiveMemories(Answer):
+    memories: list[EffectiveView]
+
+
 # Each handler's answer, so a door's four routes share one line; ANSWERS spells it per route name.
 _BY_HANDLER: dict[str, str] = {
     "directory:create_account": "AccountCreated",
@@ -321,6 +484,26 @@ _BY_HANDLER: dict[str, str] = {
     "memory:show_version": "VersionAnswer",
     "memory:redact_version": "VersionAnswer",
     "history:promote": "DocumentAnswer",
+    "memories:create_memory": "OrgMemoryAnswer",
+    "memories:show_memory": "OrgMemoryAnswer",
+    "memories:update_memory": "OrgMemoryAnswer",
+    "memories:archive_memory": "OrgMemoryAnswer",
+    "memories:promote_memory": "OrgMemoryAnswer",
+    "memories:list_memories": "OrgMemoryPage",
+    "memories:sync_memory": "SyncAnswer",
+    "memories:show_file": "FileAnswer",
+    "memories:write_file": "FileAnswer",
+    "memories:edit_file": "FileAnswer",
+    "memories:rollback_file": "FileAnswer",
+    "memories:list_files": "FilePageAnswer",
+    "memories:grep_files": "GrepAnswer",
+    "memories:file_versions": "VersionPageAnswer",
+    "memories:show_file_version": "VersionAnswer",
+    "memories:lease_file": "LeaseAnswer",
+    "memories:show_agent": "AgentAnswer",
+    "directory:create_agent": "AgentCreated",
+    "memories:update_agent": "AgentAnswer",
+    "memories:agent_memories": "EffectiveMemories",
 }
 
 ANSWERS: dict[str, str] = {r.name: _BY_HANDLER[r.handler] for r in ROUTES if r.handler in _BY_HANDLER}
