@@ -456,11 +456,204 @@ class EffectiveMemories(Answer):
     memories: list[EffectiveView]
 
 
+# ---- typed records -------------------------------------------------------------------------------------
+
+
+class TagsView(Answer):
+    facet: str | None = None
+    labels: list[str] = Field(examples=[["deploys"]])
+
+
+class RecordView(Answer):
+    public_id: PublicId = _id("The record's id.")
+    workspace_public_id: PublicId = _id("Its workspace.")
+    layer: str = Field(examples=["Workspace"])
+    type: str = Field(examples=["decision"])
+    content: str = Field(examples=["We deploy on Fridays."])
+    tags: TagsView
+    run_id: str | None = None
+    source_kind: str = Field(examples=["agent"])
+    source_ref: str | None = None
+    visibility: str = Field(examples=["workspace"])
+    user_id: str | None = None
+    observed_at: When | None = None
+    valid_from: When | None = None
+    valid_to: When | None = None
+    supersedes: PublicId | None = None
+    superseded_by: PublicId | None = None
+    author: AuthorView
+    created_at: When = _when("When it was first appended.")
+    updated_at: When = _when("When it last changed.")
+    last_seen_at: When = _when("When it was last appended again.")
+    mention_count: int = Field(examples=[1])
+    evidence_count: int = Field(examples=[1])
+    stability: float = Field(examples=[0.5])
+    pii: list[str] = Field(examples=[[]])
+    quarantine: QuarantineView | None = None
+    lock_version: int = Field(examples=[1])
+
+
+class RecordAnswer(Answer):
+    record: RecordView
+
+
+class AppendedAnswer(Answer):
+    record: RecordView
+    merged: bool = Field(description="True when it joined an existing record (200), false when new (201).")
+    content_replaced: bool = Field(examples=[False])
+    operation_id: str = Field(examples=["op_1"])
+
+
+class ScoredRecord(Answer):
+    record: RecordView
+    score: float = Field(examples=[1.5])
+
+
+class RecordSearchAnswer(Answer):
+    results: list[ScoredRecord]
+    next_cursor: str | None = None
+    # Only when the search stopped early.
+    truncated: bool | None = None
+
+
+class ConsolidationAnswer(Answer):
+    status: Literal["consolidated"]
+    created: int = Field(examples=[2])
+    merged: int = Field(examples=[0])
+    extraction: str = Field(examples=["rules"])
+    note: str | None = None
+    remaining: int = Field(examples=[0])
+
+
+# ---- store entries, merges, skills, blocks, sessions ----------------------------------------------------
+
+
+class EntryView(Answer):
+    key: str = Field(examples=["plan"])
+    lock_version: int = Field(examples=[1])
+    bytesize: int = Field(examples=[14])
+    updated_at: When = _when("When it was last written.")
+    # Show and write answer the value; the listing does not.
+    value: Any = Field(default=None, examples=[{"step": 1}])
+
+
+class EntryAnswer(Answer):
+    entry: EntryView
+
+
+class EntryList(Answer):
+    entries: list[EntryView]
+
+
+class MergeView(Answer):
+    landed: list[str] = Field(examples=[["conversation/plan.md"]])
+    kept: list[str] = Field(examples=[[]])
+    conversation: ConversationView
+
+
+class MergeAnswer(Answer):
+    merge: MergeView
+
+
+class SkillView(Answer):
+    name: str = Field(examples=["deploy"])
+    description: str | None = Field(examples=["How to ship a release."])
+    path: str = Field(examples=["workspace/skills/deploy/SKILL.md"])
+    content: str | None = None
+
+
+class SkillList(Answer):
+    skills: list[SkillView]
+
+
+class SkillAnswer(Answer):
+    skill: SkillView
+
+
+class IncludedView(Answer):
+    path: str = Field(examples=["conversation/plan.md"])
+    public_id: PublicId = _id("The document.")
+    lock_version: int = Field(examples=[1])
+    bytesize: int = Field(examples=[11])
+    written_at: When = _when("When it was written.")
+    pii: list[str] = Field(examples=[[]])
+
+
+class OmittedView(Answer):
+    path: str = Field(examples=["workspace/big.md"])
+    bytesize: int = Field(examples=[90000])
+    written_at: When = _when("When it was written.")
+    pii: list[str] = Field(examples=[[]])
+
+
+class BlockMemoryView(Answer):
+    memory_id: str = _mem("A mounted Memory.")
+    name: str = Field(examples=["runbooks"])
+    description: str = Field(examples=["How we deploy."])
+    path: str = Field(examples=["/workspace/runbooks"])
+    mode: Mode
+
+
+class BlockView(Answer):
+    context_revision: int = Field(examples=[1])
+    budget_bytes: int = Field(examples=[16384])
+    used_bytes: int = Field(examples=[11])
+    text: str = Field(examples=["## conversation/plan.md\nship friday\n"])
+    included: list[IncludedView]
+    omitted: list[OmittedView]
+    overridden_by: str | None = None
+    # Only when it happens, and only for an execution's block, respectively.
+    unreadable: list[OmittedView] | None = None
+    quarantined: list[OmittedView] | None = None
+    memories: list[BlockMemoryView] | None = None
+
+
+class BlockAnswer(Answer):
+    memory_block: BlockView
+
+
+class ToolResultAnswer(Answer):
+    tool: str = Field(examples=["memory_read"])
+    is_error: bool = Field(examples=[False])
+    code: str | None = None
+    content: str = Field(examples=["ship friday"])
+    data: Any = None
+
+
+class MountView(Answer):
+    path: str = Field(examples=["/workspace/runbooks"])
+    kind: Literal["memory", "agent", "user"]
+    memory_id: str | None = None
+    name: str | None = None
+    mode: Mode
+    source: str = Field(examples=["native"])
+    read_first: bool | None = None
+
+
+class MountList(Answer):
+    mounts: list[MountView]
+
+
+class RootView(Answer):
+    root: str = Field(examples=["conversation/"])
+    scope: str = Field(examples=["conversation"])
+    access: Literal["read", "read_write"]
+
+
+class SessionFileList(Answer):
+    files: list[FileSummary]
+    roots: list[RootView]
+
+
+class ToolSchemas(Answer):
+    tools: list[dict[str, Any]]
+
+
 # Each handler's answer, so a door's four routes share one line; ANSWERS spells it per route name.
 _BY_HANDLER: dict[str, str] = {
     "directory:create_account": "AccountCreated",
     "directory:create_human": "HumanCreated",
-    "directory:rotate_human_credentials": "TokenAnswer",
+    "directory:rotate_human_credentials": "HumanCreated",
     "directory:create_workspace": "WorkspaceAnswer",
     "directory:update_workspace": "WorkspaceAnswer",
     "directory:add_member": "MemberAnswer",
@@ -502,6 +695,28 @@ _BY_HANDLER: dict[str, str] = {
     "memories:lease_file": "LeaseAnswer",
     "memories:show_agent": "AgentAnswer",
     "directory:create_agent": "AgentCreated",
+    "records:append_record": "AppendedAnswer",
+    "records:show_record": "RecordAnswer",
+    "records:update_record": "RecordAnswer",
+    "records:review_record": "RecordAnswer",
+    "records:search_records": "RecordSearchAnswer",
+    "records:consolidate_records": "ConsolidationAnswer",
+    "entries:list_entries": "EntryList",
+    "entries:show_entry": "EntryAnswer",
+    "entries:write_entry": "EntryAnswer",
+    "entries:merge_conversation": "MergeAnswer",
+    "conversation:list_skills": "SkillList",
+    "conversation:load_skill": "SkillAnswer",
+    "conversation:memory_block": "BlockAnswer",
+    "executions:execution_memory_block": "BlockAnswer",
+    "executions:call_tool": "ToolResultAnswer",
+    "executions:execution_mounts": "MountList",
+    "executions:tool_schemas": "ToolSchemas",
+    "executions:session_file_show": "FileAnswer",
+    "executions:session_files_list": "SessionFileList",
+    "executions:session_file_write": "FileAnswer",
+    "executions:session_file_edit": "FileAnswer",
+    "executions:session_file_rename": "FileAnswer",
     "memories:update_agent": "AgentAnswer",
     "memories:agent_memories": "EffectiveMemories",
 }
