@@ -121,3 +121,13 @@ def test_the_tool_lambda_refuses_a_stray_event_field_by_name(api: Api) -> None:
     # And a stray field in the tool's input is the model's to fix, as a tool result naming it
     out = tool_lambda({**event, "secret": secret, "input": {"pth": "conversation/"}})
     assert out["is_error"] is True and "`input.pth`: did you mean `path`?" in out["content"], out
+
+
+def test_a_misspelled_binding_field_is_named_with_the_one_meant(api: Api) -> None:
+    owner, ws, _ = api.room()
+    binding = {"name": "conversation", "scope": "conversation", "acess": "read_write"}
+    body = {"conversation": {"memory_context": {"bindings": [binding]}}}
+    r = api.post(f"/workspaces/{ws}/conversations", owner, body)
+    # The bindings grammar keeps the seed's code for a binding outside it, and names the field meant
+    assert code(r) == (422, "validation_failed"), r.text
+    assert "bindings[0] has unknown field(s): acess; did you mean `access`?" in r.json()["error"]["message"]
