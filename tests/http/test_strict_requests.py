@@ -131,3 +131,11 @@ def test_a_misspelled_binding_field_is_named_with_the_one_meant(api: Api) -> Non
     # The bindings grammar keeps the seed's code for a binding outside it, and names the field meant
     assert code(r) == (422, "validation_failed"), r.text
     assert "bindings[0] has unknown field(s): acess; did you mean `access`?" in r.json()["error"]["message"]
+
+
+def test_a_field_outside_its_object_is_named_where_it_belongs(api: Api) -> None:
+    owner, ws, conv = api.room()
+    r = api.post(f"/workspaces/{ws}/conversations/{conv}/memory/show", owner, {"path": "conversation/a.md"})
+    assert code(r) == (400, "parameter_invalid"), r.text
+    message = r.json()["error"]["message"]
+    assert "`path`: did you mean `memory.path`? It belongs inside `memory`." in message, message

@@ -52,15 +52,21 @@ class HumanView(Answer):
     created_at: When = _when("When they were added.")
 
 
-class AccountCreated(Answer):
+class Withheld(Answer):
+    """An answer carrying a secret: an Idempotency-Key replay answers it with the secret null and this set."""
+
+    secret_withheld: bool | None = None
+
+
+class AccountCreated(Withheld):
     account: AccountView
     human: HumanView
-    token: str = Field(description="The first Human's bearer token, shown once.", examples=["am_h_..."])
+    token: str | None = Field(description="The first Human's bearer token, shown once.", examples=["am_h_..."])
 
 
-class HumanCreated(Answer):
+class HumanCreated(Withheld):
     human: HumanView
-    token: str = Field(description="The Human's bearer token, shown once.", examples=["am_h_..."])
+    token: str | None = Field(description="The Human's bearer token, shown once.", examples=["am_h_..."])
 
 
 class DedupView(Answer):
@@ -137,8 +143,8 @@ class SpeakerAnswer(Answer):
     speaker: SpeakerView
 
 
-class TokenAnswer(Answer):
-    token: str = Field(description="The new bearer token, shown once.", examples=["am_a_..."])
+class TokenAnswer(Withheld):
+    token: str | None = Field(description="The new bearer token, shown once.", examples=["am_a_..."])
 
 
 # ---- executions ----------------------------------------------------------------------------------------
@@ -168,11 +174,9 @@ class ExecutionView(Answer):
     stopped: bool = Field(examples=[False])
 
 
-class ExecutionCreated(Answer):
+class ExecutionCreated(Withheld):
     execution: ExecutionView
     secret: str | None = Field(description="The execution's own proof, shown once.", examples=["s3cr3t"])
-    # Only on a replayed creation: the secret is not shown twice.
-    secret_withheld: bool | None = None
 
 
 class ExecutionAnswer(Answer):
@@ -436,7 +440,7 @@ class AgentAnswer(Answer):
     agent: AgentView
 
 
-class AgentCreated(Answer):
+class AgentCreated(Withheld):
     agent: AgentView
     # A program's bearer token, shown once; a definition has none.
     token: str | None = Field(default=None, examples=["am_a_..."])

@@ -207,22 +207,37 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _fields_at(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> list[str]:
-    """The fields the object at `loc` (the parent of an unknown field) takes, or [] where unknown."""
+def _model_at(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model of the object at `loc` (the parent of an unknown field), or None where unknown."""
     for part in loc:
         if model is None:
-            return []
+            return None
         if isinstance(part, str):
             info = model.model_fields.get(part)
             model = None if info is None else _model_in(info.annotation)
-    return [] if model is None else list(model.model_fields)
+    return model
 
 
-def unknown_field(where: str, fields: list[str]) -> ApiError:
-    """The refusal of a field no model takes: its name, and how to fix it (the near miss, or the list)."""
+def _homes(model: type[BaseModel] | None, name: str) -> list[str]:
+    """Where a misplaced field belongs: the fields of `model` holding an object that takes `name`."""
+    if model is None:
+        return []
+    out = []
+    for field, info in model.model_fields.items():
+        inner = _model_in(info.annotation)
+        if inner is not None and name in inner.model_fields:
+            out.append(f"{field}.{name}")
+    return out
+
+
+def unknown_field(where: str, fields: list[str], homes: tuple[str, ...] = ()) -> ApiError:
+    """The refusal of a field no model takes: its name, and how to fix it (where it belongs, the near
+    miss, or the fields taken there)."""
     name = where.rsplit(".", 1)[-1].rsplit("]", 1)[-1]
     near = difflib.get_close_matches(name, fields, n=1, cutoff=0.6)
-    if near:
+    if homes:
+        fix = f"did you mean `{homes[0]}`? It belongs inside `{homes[0].rsplit('.', 1)[0]}`."
+    elif near:
         fix = f"did you mean `{near[0]}`?"
     elif fields:
         fix = f"remove it; the fields taken here are: {', '.join(fields)}."
@@ -246,8 +261,9 @@ def api_error(exc: ValidationError, prefix: str = "", model: type[BaseModel] | N
     if kind == "missing":
         return ApiError("parameter_missing", f"{where} is required.")
     if kind == "extra_forbidden":
-        fields = [] if model is None else _fields_at(model, tuple(err["loc"])[:-1])
-        return unknown_field(where, fields)
+        parent = _model_at(model, tuple(err["loc"])[:-1])
+        fields = [] if parent is None else list(parent.model_fields)
+        return unknown_field(where, fields, tuple(_homes(parent, str(err["loc"][-1]))))
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return ApiError("parameter_invalid", f"{where} must be a JSON object.")
     return ApiError("parameter_invalid", f"{where}: {err['msg']}.")
