@@ -22,16 +22,52 @@ os.environ["AGENT_MEMORY_WRITES_PER_MINUTE"] = "off"
 os.environ["AGENT_MEMORY_ACCOUNT_WRITES_PER_MINUTE"] = "off"
 os.environ["AGENT_MEMORY_ORIGIN_WRITES_PER_MINUTE"] = "off"
 
+import json
+from typing import Any
+
+from agent_memory.api.contract import RouteSpec
+from agent_memory.edges.http import lambda_entry
 from agent_memory_sdk.local.runtime import LocalService, start_local
 
 from .support import Api
 
+# Success answers that did not match their route's answer model (edges/answers.py), from any test.
+ANSWER_MISMATCHES: list[str] = []
+
+
+def _checking_answers(dispatch: Any) -> Any:
+    """The gateway's dispatch, holding every JSON success answer to its route's answer model."""
+    from agent_memory.edges.answers import ANSWERS, answer_model
+
+    def checked(route: RouteSpec, fn: Any, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+        out: dict[str, Any] = dispatch(route, fn, event, context)
+        if route.name in ANSWERS and 200 <= out["statusCode"] < 300 and out["body"]:
+            try:
+                answer_model(ANSWERS[route.name]).model_validate(json.loads(out["body"]))
+            except ValueError as err:
+                ANSWER_MISMATCHES.append(f"{route.name}: {str(err)[:400]}")
+        return out
+
+    return checked
+
 
 @pytest.fixture(scope="session")
 def service() -> Iterator[LocalService]:
+    # The Lambda entry calls glue's dispatch by the name it imported: that name is the one wrapped.
+    original = vars(lambda_entry)["dispatch"]
+    setattr(lambda_entry, "dispatch", _checking_answers(original))  # noqa: B010
     svc = start_local(port=0)
     yield svc
     svc.stop()
+    setattr(lambda_entry, "dispatch", original)  # noqa: B010
+
+
+@pytest.fixture(autouse=True)
+def _answers_match_their_models() -> Iterator[None]:
+    """Every success answer a test sees is one its route's answer model describes."""
+    ANSWER_MISMATCHES.clear()
+    yield
+    assert not ANSWER_MISMATCHES, ANSWER_MISMATCHES[:5]
 
 
 @pytest.fixture

@@ -163,7 +163,7 @@ def graph_with_hostile_names() -> dict[str, Any]:
         {"id": '"><script>window.__pwned=1</script>', "kind": "agent", "name": "<img src=x onerror=window.__pwned=2>"},
     ]
     graph["edges"].append(
-        {"from": mem(9), "to": '"><script>window.__pwned=1</script>', "kind": "attachment", "mode": "readOnly"}
+        {"from": mem(9), "to": '"><script>window.__pwned=1</script>', "kind": "attachment", "mode": "readonly"}
     )
     return graph
 

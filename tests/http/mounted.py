@@ -1,8 +1,8 @@
 """A world for the session tests: the tool world of runs.py, and Memories the answering agent mounts.
 
 Ada stewards the program agent `alpha`, which answers the room's conversation. She creates two Memories
-and attaches both to alpha: `runbooks` readWrite (so read first, and mounted /memory/runbooks readwrite)
-and `reference` readOnly (not read first: offered on demand at /memory/reference). Alpha's session also
+and attaches both to alpha: `runbooks` readwrite (so read first, and mounted /memory/runbooks readwrite)
+and `reference` readonly (not read first: offered on demand at /memory/reference). Alpha's session also
 configures both under /workspace: runbooks readwrite, reference readonly (configured mounts are never read
 first). The server adds /memory/agent, alpha's own agent/ root.
 """

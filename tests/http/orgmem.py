@@ -113,13 +113,13 @@ def pair(file: dict[str, Any]) -> tuple[str, int]:
 
 
 def rw(mem: str, **extra: Any) -> dict[str, Any]:
-    """A readWrite attachment entry."""
-    return {"memory_id": mem, "mode": "readWrite", **extra}
+    """A readwrite attachment entry."""
+    return {"memory_id": mem, "mode": "readwrite", **extra}
 
 
 def ro(mem: str, **extra: Any) -> dict[str, Any]:
-    """A readOnly attachment entry."""
-    return {"memory_id": mem, "mode": "readOnly", **extra}
+    """A readonly attachment entry."""
+    return {"memory_id": mem, "mode": "readonly", **extra}
 
 
 def error(r: requests.Response) -> dict[str, Any]:

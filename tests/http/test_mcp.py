@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -60,7 +61,8 @@ def _args(s: Setup, *extra: str) -> list[str]:
 
 
 def in_session(args: list[str], body: Callable[[ClientSession], Awaitable[T]]) -> T:
-    params = StdioServerParameters(command=sys.executable, args=args)
+    # This environment, so the server runs the code under test (the MCP client otherwise passes only a few variables)
+    params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
 
     async def main() -> T:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -157,3 +159,22 @@ def test_a_bad_token_stops_the_server_at_start_with_a_reason(setup: Setup) -> No
     assert done.returncode == 2
     assert "not_authenticated" in done.stderr
     assert done.stdout == ""
+
+
+def test_every_tool_refuses_a_stray_field_by_name(setup: Setup) -> None:
+    # Given an MCP client session
+    async def body(session: ClientSession) -> dict[str, Any]:
+        # When it calls a service tool and Claude's memory tool, each with a misspelled field
+        tools = await session.list_tools()
+        service = await session.call_tool("memory_read", {"pth": "conversation/plan.md"})
+        memory = await session.call_tool("memory", {"command": "view", "path": "/memories", "view_rnge": [1, 2]})
+        return {"tools": tools, "service": service, "memory": memory}
+
+    got = in_session(_args(setup), body)
+    # Then every tool's schema is closed to other fields
+    open_ = [t.name for t in got["tools"].tools if t.input_schema.get("additionalProperties") is not False]
+    assert not open_, open_
+    # And each call is refused to the model, naming the field and the one it meant
+    assert got["service"].is_error, _text(got["service"])
+    assert "`input.pth`: did you mean `path`?" in _text(got["service"]), _text(got["service"])
+    assert got["memory"].is_error and "`view_rnge`: did you mean `view_range`?" in _text(got["memory"])

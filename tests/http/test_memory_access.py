@@ -351,4 +351,4 @@ def test_rotating_the_agents_token_cuts_the_old_one_at_once(api: Api, mems: Memo
     w = mems.write(fresh, mem, NOTE, "v2 new token\n", before)
     assert w.status_code == 201, w.text
     assert mems.content(ada, mem, NOTE) == "v2 new token\n"
-    assert mems.attached(ada, helper.public_id) == [{"memory_id": mem, "mode": "readWrite", "read_first": True}]
+    assert mems.attached(ada, helper.public_id) == [{"memory_id": mem, "mode": "readwrite", "read_first": True}]

@@ -72,26 +72,26 @@ def test_a_patch_replaces_the_list_whole_with_read_first_defaults(mems: Memories
     agent = w.helper.public_id
     got = ok(mems.attach(w.ada, agent, [rw(w.a), ro(w.b)]))
     expected = [
-        {"memory_id": w.a, "mode": "readWrite", "read_first": True},
-        {"memory_id": w.b, "mode": "readOnly", "read_first": False},
+        {"memory_id": w.a, "mode": "readwrite", "read_first": True},
+        {"memory_id": w.b, "mode": "readonly", "read_first": False},
     ]
     assert got["memories"] == expected
     assert mems.attached(w.ada, agent) == expected
     assert effective_ids(mems, w.ada, agent) == {
-        w.a: ("readWrite", True, "attachment"),
-        w.b: ("readOnly", False, "attachment"),
+        w.a: ("readwrite", True, "attachment"),
+        w.b: ("readonly", False, "attachment"),
     }
-    assert referrers(mems, w.ada, w.a) == {agent: ("attachment", "readWrite", True)}
+    assert referrers(mems, w.ada, w.a) == {agent: ("attachment", "readwrite", True)}
 
     # A second PATCH replaces the list: alpha goes, beta changes mode, gamma comes with an explicit read_first
     got = ok(mems.attach(w.ada, agent, [ro(w.c, read_first=True), rw(w.b, read_first=False)]))
     expected = [
-        {"memory_id": w.c, "mode": "readOnly", "read_first": True},
-        {"memory_id": w.b, "mode": "readWrite", "read_first": False},
+        {"memory_id": w.c, "mode": "readonly", "read_first": True},
+        {"memory_id": w.b, "mode": "readwrite", "read_first": False},
     ]
     assert got["memories"] == expected and mems.attached(w.ada, agent) == expected
     assert referrers(mems, w.ada, w.a) == {}
-    assert referrers(mems, w.ada, w.b) == {agent: ("attachment", "readWrite", False)}
+    assert referrers(mems, w.ada, w.b) == {agent: ("attachment", "readwrite", False)}
     counts = {m["memory_id"]: m["attachment_count"] for m in mems.listing(w.ada).json()["memories"]}
     assert counts == {w.a: 0, w.b: 1, w.c: 1}
 
@@ -114,7 +114,7 @@ def test_omitted_memories_are_preserved_in_all_three_forms(mems: Memories, w: Wo
     assert mems.attached(w.ada, agent) == before
     got = ok(mems.patch_agent(w.ada, agent, deployment=None))
     assert got["deployment"] is None and got["memories"] == before
-    assert referrers(mems, w.ada, w.a) == {agent: ("attachment", "readWrite", True)}
+    assert referrers(mems, w.ada, w.a) == {agent: ("attachment", "readwrite", True)}
 
     # An empty list sent: everything is detached
     got = ok(mems.attach(w.ada, agent, []))
@@ -126,7 +126,7 @@ def test_omitted_memories_are_preserved_in_all_three_forms(mems: Memories, w: Wo
 
 def test_the_agent_itself_may_set_its_memories(mems: Memories, w: World) -> None:
     got = ok(mems.attach(w.helper, w.helper.public_id, [ro(w.a)]))
-    assert got["memories"] == [{"memory_id": w.a, "mode": "readOnly", "read_first": False}]
+    assert got["memories"] == [{"memory_id": w.a, "mode": "readonly", "read_first": False}]
     assert mems.agent(w.helper, w.helper.public_id)["memories"] == got["memories"]
     assert [e["memory_id"] for e in mems.effective(w.helper, w.helper.public_id)] == [w.a]
 
@@ -140,7 +140,7 @@ def _malformed(w: World, mems: Memories, api: Api) -> list[dict[str, Any]]:
 
 
 def _not_a_memory_id(w: World, mems: Memories, api: Api) -> list[dict[str, Any]]:
-    return [{"memory_id": 42, "mode": "readOnly"}]
+    return [{"memory_id": 42, "mode": "readonly"}]
 
 
 def _archived(w: World, mems: Memories, api: Api) -> list[dict[str, Any]]:
@@ -165,7 +165,7 @@ def _twice(w: World, mems: Memories, api: Api) -> list[dict[str, Any]]:
 
 
 def _not_a_list(w: World, mems: Memories, api: Api) -> Any:
-    return {"memory_id": w.b, "mode": "readOnly"}
+    return {"memory_id": w.b, "mode": "readonly"}
 
 
 @pytest.mark.parametrize(
@@ -183,9 +183,9 @@ def test_a_bad_attachment_list_is_refused_and_changes_nothing(api: Api, mems: Me
     assert code(r) == (422, "validation_failed"), r.text
 
     assert mems.attached(w.ada, agent) == before
-    assert effective_ids(mems, w.ada, agent) == {w.a: ("readWrite", True, "attachment")}
+    assert effective_ids(mems, w.ada, agent) == {w.a: ("readwrite", True, "attachment")}
     assert referrers(mems, w.ada, w.b) == {} and referrers(mems, w.ada, w.c) == {}
-    assert referrers(mems, w.ada, w.a) == {agent: ("attachment", "readWrite", True)}
+    assert referrers(mems, w.ada, w.a) == {agent: ("attachment", "readwrite", True)}
 
 
 class Stewards:
@@ -210,7 +210,7 @@ def s(api: Api, mems: Memories) -> Stewards:
 
 
 def _unchanged(mems: Memories, s: Stewards) -> None:
-    assert mems.attached(s.ada, s.agent.public_id) == [{"memory_id": s.open, "mode": "readOnly", "read_first": False}]
+    assert mems.attached(s.ada, s.agent.public_id) == [{"memory_id": s.open, "mode": "readonly", "read_first": False}]
     assert referrers(mems, s.ada, s.secret) == {} and referrers(mems, s.ada, s.viewed) == {}
 
 
@@ -232,9 +232,9 @@ def test_read_write_needs_the_stewards_write_access(mems: Memories, s: Stewards)
     r = mems.attach(s.agent, s.agent.public_id, [rw(s.viewed)])
     assert code(r) == (403, "not_authorized"), r.text
     _unchanged(mems, s)
-    # Reading is what Bob has, so a readOnly attachment is his to make
+    # Reading is what Bob has, so a readonly attachment is his to make
     got = ok(mems.attach(s.bob, s.agent.public_id, [ro(s.viewed)]))
-    assert got["memories"] == [{"memory_id": s.viewed, "mode": "readOnly", "read_first": False}]
+    assert got["memories"] == [{"memory_id": s.viewed, "mode": "readonly", "read_first": False}]
     assert mems.content(s.agent, s.viewed, NOTE) == "viewed\n"
 
 
@@ -256,7 +256,7 @@ def test_only_the_steward_or_the_program_itself_sets_the_list(api: Api, mems: Me
     assert mems.agent(s.ada, s.agent.public_id)["deployment"] is None
 
 
-# A readWrite attachment of a git-synced Memory acts read-only: tests/http/test_memory_git.py.
+# A readwrite attachment of a git-synced Memory acts read-only: tests/http/test_memory_git.py.
 
 
 def test_a_bad_deployment_label_is_refused(mems: Memories, w: World) -> None:
@@ -270,40 +270,40 @@ def test_a_bad_deployment_label_is_refused(mems: Memories, w: World) -> None:
 
 
 def test_an_account_default_reaches_every_agent(api: Api, mems: Memories, w: World) -> None:
-    house = made(mems, w.ada, "house", default={"reach": "account", "mode": "readOnly"})
+    house = made(mems, w.ada, "house", default={"reach": "account", "mode": "readonly"})
     assert mems.detail(w.ada, house)["default"] == {
         "reach": "account",
         "deployment": None,
-        "mode": "readOnly",
+        "mode": "readonly",
         "read_first": False,
     }
     late = api.agent(w.ada, "late")  # an agent made after the default reaches it too
     for agent in (w.helper, w.other, late):
-        assert effective_ids(mems, w.ada, agent.public_id) == {house: ("readOnly", False, "default")}
+        assert effective_ids(mems, w.ada, agent.public_id) == {house: ("readonly", False, "default")}
         assert mems.content(agent, house, NOTE) == "house\n"
         assert mems.attached(w.ada, agent.public_id) == []
     before = file_pair(mems, w.ada, house)
     assert code(mems.write(w.helper, house, NOTE, "x", before)) == (403, "memory_read_only")
     assert file_pair(mems, w.ada, house) == before
     assert referrers(mems, w.ada, house) == {
-        a.public_id: ("default", "readOnly", False) for a in (w.helper, w.other, late)
+        a.public_id: ("default", "readonly", False) for a in (w.helper, w.other, late)
     }
 
 
 def test_a_deployment_default_reaches_only_that_deployments_agents(mems: Memories, w: World) -> None:
     prod = made(mems, w.ada, "prod-notes")
-    r = mems.patch(w.ada, prod, default={"reach": "deployment", "deployment": "prod", "mode": "readWrite"})
+    r = mems.patch(w.ada, prod, default={"reach": "deployment", "deployment": "prod", "mode": "readwrite"})
     assert r.status_code == 200, r.text
     assert r.json()["memory"]["default"]["read_first"] is True
     ok(mems.patch_agent(w.ada, w.helper.public_id, deployment="prod"))
     ok(mems.patch_agent(w.ada, w.other.public_id, deployment="staging"))
 
-    assert effective_ids(mems, w.ada, w.helper.public_id) == {prod: ("readWrite", True, "default")}
+    assert effective_ids(mems, w.ada, w.helper.public_id) == {prod: ("readwrite", True, "default")}
     assert mems.effective(w.ada, w.other.public_id) == []
     assert code(mems.show(w.other, prod)) == (404, "not_found")
     w1 = mems.write(w.helper, prod, NOTE, "by helper\n", file_pair(mems, w.ada, prod))
     assert w1.status_code == 201, w1.text
-    assert referrers(mems, w.ada, prod) == {w.helper.public_id: ("default", "readWrite", True)}
+    assert referrers(mems, w.ada, prod) == {w.helper.public_id: ("default", "readwrite", True)}
 
     # Moving the agents moves the reach
     ok(mems.patch_agent(w.ada, w.helper.public_id, deployment="staging"))
@@ -311,20 +311,20 @@ def test_a_deployment_default_reaches_only_that_deployments_agents(mems: Memorie
     assert mems.effective(w.ada, w.helper.public_id) == []
     assert code(mems.show(w.helper, prod)) == (404, "not_found")
     assert [e["memory_id"] for e in mems.effective(w.ada, w.other.public_id)] == [prod]
-    assert referrers(mems, w.ada, prod) == {w.other.public_id: ("default", "readWrite", True)}
+    assert referrers(mems, w.ada, prod) == {w.other.public_id: ("default", "readwrite", True)}
 
 
 def test_an_attachment_overrides_a_default_for_its_agent(mems: Memories, w: World) -> None:
-    house = made(mems, w.ada, "house", default={"reach": "account", "mode": "readOnly"})
+    house = made(mems, w.ada, "house", default={"reach": "account", "mode": "readonly"})
     ok(mems.attach(w.ada, w.helper.public_id, [rw(house, read_first=False)]))
 
-    assert effective_ids(mems, w.ada, w.helper.public_id) == {house: ("readWrite", False, "attachment")}
-    assert effective_ids(mems, w.ada, w.other.public_id) == {house: ("readOnly", False, "default")}
+    assert effective_ids(mems, w.ada, w.helper.public_id) == {house: ("readwrite", False, "attachment")}
+    assert effective_ids(mems, w.ada, w.other.public_id) == {house: ("readonly", False, "default")}
     assert referrers(mems, w.ada, house) == {
-        w.helper.public_id: ("attachment", "readWrite", False),
-        w.other.public_id: ("default", "readOnly", False),
+        w.helper.public_id: ("attachment", "readwrite", False),
+        w.other.public_id: ("default", "readonly", False),
     }
-    # The attached agent writes, the other is held to the default's readOnly
+    # The attached agent writes, the other is held to the default's readonly
     assert mems.write(w.helper, house, NOTE, "by helper\n", file_pair(mems, w.ada, house)).status_code == 201
     before = file_pair(mems, w.ada, house)
     assert code(mems.write(w.other, house, NOTE, "by other\n", before)) == (403, "memory_read_only")
@@ -332,7 +332,7 @@ def test_an_attachment_overrides_a_default_for_its_agent(mems: Memories, w: Worl
 
 
 def test_a_null_default_stops_reaching_agents(mems: Memories, w: World) -> None:
-    house = made(mems, w.ada, "house", default={"reach": "account", "mode": "readWrite", "read_first": False})
+    house = made(mems, w.ada, "house", default={"reach": "account", "mode": "readwrite", "read_first": False})
     ok(mems.attach(w.ada, w.other.public_id, [ro(house)]))
     assert house in effective_ids(mems, w.ada, w.helper.public_id)
 
@@ -343,16 +343,16 @@ def test_a_null_default_stops_reaching_agents(mems: Memories, w: World) -> None:
     assert mems.effective(w.ada, w.helper.public_id) == []
     assert code(mems.show(w.helper, house)) == (404, "not_found")
     # The explicit attachment is not a default: it stays
-    assert effective_ids(mems, w.ada, w.other.public_id) == {house: ("readOnly", False, "attachment")}
-    assert referrers(mems, w.ada, house) == {w.other.public_id: ("attachment", "readOnly", False)}
+    assert effective_ids(mems, w.ada, w.other.public_id) == {house: ("readonly", False, "attachment")}
+    assert referrers(mems, w.ada, house) == {w.other.public_id: ("attachment", "readonly", False)}
 
 
 @pytest.mark.parametrize(
     "bad",
     [
-        {"reach": "everyone", "mode": "readOnly"},
-        {"reach": "deployment", "mode": "readOnly"},
-        {"reach": "account", "deployment": "prod", "mode": "readOnly"},
+        {"reach": "everyone", "mode": "readonly"},
+        {"reach": "deployment", "mode": "readonly"},
+        {"reach": "account", "deployment": "prod", "mode": "readonly"},
         {"reach": "account", "mode": "write"},
     ],
 )
@@ -374,7 +374,7 @@ def test_an_archived_memory_keeps_its_attachments_but_takes_no_new_one(mems: Mem
     assert mems.detail(w.ada, w.a)["archived"] is True
 
     # The agent it was attached to keeps it, and may keep it in a list it sends again
-    assert mems.attached(w.ada, w.helper.public_id) == [{"memory_id": w.a, "mode": "readWrite", "read_first": True}]
+    assert mems.attached(w.ada, w.helper.public_id) == [{"memory_id": w.a, "mode": "readwrite", "read_first": True}]
     assert [(e["memory_id"], e["archived"]) for e in mems.effective(w.ada, w.helper.public_id)] == [(w.a, True)]
     ok(mems.attach(w.ada, w.helper.public_id, [ro(w.b), rw(w.a)]))
     assert [m["memory_id"] for m in mems.attached(w.ada, w.helper.public_id)] == [w.b, w.a]
@@ -383,11 +383,11 @@ def test_an_archived_memory_keeps_its_attachments_but_takes_no_new_one(mems: Mem
     r = mems.attach(w.ada, w.other.public_id, [ro(w.a)])
     assert code(r) == (422, "validation_failed"), r.text
     assert mems.attached(w.ada, w.other.public_id) == []
-    assert referrers(mems, w.ada, w.a) == {w.helper.public_id: ("attachment", "readWrite", True)}
+    assert referrers(mems, w.ada, w.a) == {w.helper.public_id: ("attachment", "readwrite", True)}
 
 
 def test_deleting_a_memory_detaches_it_everywhere_and_frees_its_name(mems: Memories, w: World) -> None:
-    doomed = made(mems, w.ada, "doomed", default={"reach": "account", "mode": "readOnly"})
+    doomed = made(mems, w.ada, "doomed", default={"reach": "account", "mode": "readonly"})
     ok(mems.attach(w.ada, w.helper.public_id, [rw(w.a), rw(doomed)]))
     assert set(effective_ids(mems, w.ada, w.other.public_id)) == {doomed}
 
@@ -401,7 +401,7 @@ def test_deleting_a_memory_detaches_it_everywhere_and_frees_its_name(mems: Memor
     assert code(mems.write(w.ada, doomed, "new.md", "x")) == (404, "not_found")
     assert code(mems.delete(w.ada, doomed)) == (404, "not_found")
     assert doomed not in mems.listed(w.ada)
-    assert mems.attached(w.ada, w.helper.public_id) == [{"memory_id": w.a, "mode": "readWrite", "read_first": True}]
+    assert mems.attached(w.ada, w.helper.public_id) == [{"memory_id": w.a, "mode": "readwrite", "read_first": True}]
     assert list(effective_ids(mems, w.ada, w.helper.public_id)) == [w.a]
     assert mems.effective(w.ada, w.other.public_id) == []
 
@@ -427,7 +427,7 @@ def test_deleting_a_memory_attached_to_45_agents_detaches_all_of_them(api: Api, 
 
     assert code(mems.show(ada, doomed)) == (404, "not_found")
     for agent in agents:
-        assert mems.attached(ada, agent) == [{"memory_id": keep, "mode": "readOnly", "read_first": False}]
+        assert mems.attached(ada, agent) == [{"memory_id": keep, "mode": "readonly", "read_first": False}]
     assert len(mems.detail(ada, keep)["referenced_by"]) == 45
     assert mems.listed(ada) == [keep]
     again = mems.made(ada, "doomed")
@@ -436,12 +436,12 @@ def test_deleting_a_memory_attached_to_45_agents_detaches_all_of_them(api: Api, 
 
 def test_only_a_writer_deletes_or_archives_a_memory(api: Api, mems: Memories, w: World) -> None:
     ok(mems.attach(w.ada, w.helper.public_id, [rw(w.a)]))
-    # An agent, even one attached readWrite, changes files only
+    # An agent, even one attached readwrite, changes files only
     for r in (mems.delete(w.helper, w.a), mems.archive(w.helper, w.a)):
         assert code(r) == (403, "not_authorized"), r.text
     detail = mems.detail(w.ada, w.a)
     assert detail["archived"] is False and detail["file_count"] == 1
-    assert mems.attached(w.ada, w.helper.public_id) == [{"memory_id": w.a, "mode": "readWrite", "read_first": True}]
+    assert mems.attached(w.ada, w.helper.public_id) == [{"memory_id": w.a, "mode": "readwrite", "read_first": True}]
 
 
 # ---- races ----------------------------------------------------------------------------------------------
@@ -500,3 +500,23 @@ def test_more_than_16_attachments_are_refused(api: Api, mems: Memories) -> None:
     assert code(r) == (422, "validation_failed"), r.text
     assert mems.attached(ada, agent) == before
     assert referrers(mems, ada, many[16]) == {}
+
+
+# ---- one spelling of the access modes -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("old", "new"), [("readWrite", "readwrite"), ("readOnly", "readonly")])
+def test_the_camelcase_mode_is_refused_naming_the_one_spelling(mems: Memories, w: World, old: str, new: str) -> None:
+    agent = w.helper.public_id
+    ok(mems.attach(w.ada, agent, [rw(w.a)]))
+    before = mems.attached(w.ada, agent)
+    # When an attachment or a default names its mode in camelCase, as attachments once took it
+    attached = mems.attach(w.ada, agent, [{"memory_id": w.b, "mode": old}])
+    defaulted = mems.patch(w.ada, w.b, default={"reach": "account", "mode": old})
+    # Then each is refused as a bad parameter whose sentence names the lowercase spelling mounts use too
+    for r, where in ((attached, "agent.memories[0].mode"), (defaulted, "memory.default.mode")):
+        assert code(r) == (400, "parameter_invalid"), r.text
+        assert f'{where} is spelled "{new}", not "{old}"' in r.json()["error"]["message"], r.text
+    # And nothing changed
+    assert mems.attached(w.ada, agent) == before
+    assert mems.detail(w.ada, w.b)["default"] is None

@@ -135,15 +135,15 @@ def test_the_name_is_immutable_and_the_description_editable(api: Api, mems: File
     ada, mem = one_memory(api, mems, name="runbooks", description="old words")
     # When a PATCH sends a new name with a new description
     r = mems.patch(ada, mem, name="renamed", description="new words")
-    # Then the name is ignored (the body's unknown fields are, as everywhere on this API) and the
-    # description changes
+    # Then it is refused, naming the field no PATCH takes, and nothing changes
+    assert code(r) == (400, "parameter_invalid"), r.text
+    assert "`memory.name`" in r.json()["error"]["message"], r.text
+    assert (mems.detail(ada, mem)["name"], mems.detail(ada, mem)["description"]) == ("runbooks", "old words")
+    # And the description alone changes
+    r = mems.patch(ada, mem, description="new words")
     assert r.status_code == 200, r.text
     assert (r.json()["memory"]["name"], r.json()["memory"]["description"]) == ("runbooks", "new words")
     shown = mems.detail(ada, mem)
-    assert (shown["name"], shown["description"]) == ("runbooks", "new words")
-    # And a PATCH of the name alone changes nothing
-    assert mems.patch(ada, mem, name="renamed").json()["memory"]["name"] == "runbooks"
-    assert mems.detail(ada, mem) == shown
     # And the name it holds is still taken, the one it was sent never claimed
     assert code(mems.create(ada, "runbooks")) == (409, "memory_name_taken")
     assert mems.made(ada, "renamed")["name"] == "renamed"
@@ -214,7 +214,7 @@ def test_only_a_human_creates_a_memory(api: Api, mems: Files) -> None:
         {"reach": "account", "deployment": "eu-prod"},  # names one it does not reach
         {"reach": "deployment", "deployment": 5},
         {"reach": "deployment", "deployment": "EU Prod!"},  # not a deployment label
-        {"reach": "account", "mode": "readwrite"},
+        {"reach": "account", "mode": "write"},
         {"reach": "account", "read_first": "yes"},
     ],
 )
@@ -242,9 +242,9 @@ def test_a_default_that_is_no_object_is_a_bad_parameter_as_everywhere(api: Api, 
 def test_a_default_of_the_right_shape_is_kept_with_its_read_first_rule(api: Api, mems: Files) -> None:
     ada = api.account()
     eu = mems.made(ada, "eu-notes", default={"reach": "deployment", "deployment": "eu-prod"})
-    assert eu["default"] == {"reach": "deployment", "deployment": "eu-prod", "mode": "readOnly", "read_first": False}
-    rw = mems.made(ada, "scratch", default={"reach": "account", "mode": "readWrite"})
-    assert rw["default"] == {"reach": "account", "deployment": None, "mode": "readWrite", "read_first": True}
+    assert eu["default"] == {"reach": "deployment", "deployment": "eu-prod", "mode": "readonly", "read_first": False}
+    rw = mems.made(ada, "scratch", default={"reach": "account", "mode": "readwrite"})
+    assert rw["default"] == {"reach": "account", "deployment": None, "mode": "readwrite", "read_first": True}
 
 
 # ---- the files door: writes and the condition pair ----------------------------------------------------------

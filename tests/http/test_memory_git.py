@@ -64,10 +64,10 @@ def test_a_git_memory_is_read_only_to_everyone_whatever_the_mode(api: Api, mems:
     assert r.status_code == 403 and r.json()["error"]["code"] == "memory_read_only"
 
     helper = api.agent(ada, "helper")
-    attached = mems.attach(ada, helper.public_id, [{"memory_id": mem, "mode": "readWrite"}])
+    attached = mems.attach(ada, helper.public_id, [{"memory_id": mem, "mode": "readwrite"}])
     assert attached.status_code == 200, attached.text
     (row,) = mems.effective(ada, helper.public_id)
-    assert row["mode"] == "readOnly" and row["via"] == "attachment"
+    assert row["mode"] == "readonly" and row["via"] == "attachment"
     assert mems.show_file(helper, mem, "a.md").status_code == 200
     r = mems.write(helper, mem, "a.md", "changed", (f["public_id"], f["lock_version"]))
     assert r.status_code == 403 and r.json()["error"]["code"] == "memory_read_only"

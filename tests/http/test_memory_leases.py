@@ -23,7 +23,7 @@ def mems(api: Api) -> Memories:
 
 
 class Desk:
-    """Ada's Memory with one file; the agent `holder` attached readWrite, `reader` readOnly, Bob a Human."""
+    """Ada's Memory with one file; the agent `holder` attached readwrite, `reader` readonly, Bob a Human."""
 
     def __init__(self, api: Api, mems: Memories) -> None:
         self.ada = api.account()

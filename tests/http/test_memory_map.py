@@ -29,9 +29,9 @@ def build(api: Api) -> tuple[Who, dict[str, str], dict[str, str]]:
         name: mems.made(ada, name, files=[{"path": "a.md", "content": f"{name}\n"}])["memory_id"]
         for name in ("runbooks", "orphan")
     }
-    ids["house"] = mems.made(ada, "house", default={"reach": "account", "mode": "readOnly"})["memory_id"]
+    ids["house"] = mems.made(ada, "house", default={"reach": "account", "mode": "readonly"})["memory_id"]
     ids["prod-notes"] = mems.made(
-        ada, "prod-notes", default={"reach": "deployment", "deployment": "prod", "mode": "readWrite"}
+        ada, "prod-notes", default={"reach": "deployment", "deployment": "prod", "mode": "readwrite"}
     )["memory_id"]
     promoted = api.post(
         "/memories/promote",
@@ -41,7 +41,7 @@ def build(api: Api) -> tuple[Who, dict[str, str], dict[str, str]]:
     assert promoted.status_code == 201, promoted.text
     ids["copy"] = promoted.json()["memory"]["memory_id"]
     triage = api.agent(ada, "triage")
-    attached = mems.attach(ada, triage.public_id, [{"memory_id": ids["runbooks"], "mode": "readWrite"}])
+    attached = mems.attach(ada, triage.public_id, [{"memory_id": ids["runbooks"], "mode": "readwrite"}])
     assert attached.status_code == 200, attached.text
     return ada, ids, {"triage": triage.public_id}
 
@@ -56,9 +56,9 @@ def test_the_map_names_every_memory_what_it_reaches_and_the_orphans(api: Api) ->
     assert nodes["deployment:prod"] == {"id": "deployment:prod", "kind": "deployment", "name": "prod"}
     edges = {(e["from"], e["to"], e["kind"]): e for e in graph["edges"]}
     attachment = edges[(ids["runbooks"], agents["triage"], "attachment")]
-    assert attachment["mode"] == "readWrite" and attachment["read_first"] is True
-    assert edges[(ids["house"], "all_agents", "default")]["mode"] == "readOnly"
-    assert edges[(ids["prod-notes"], "deployment:prod", "default")]["mode"] == "readWrite"
+    assert attachment["mode"] == "readwrite" and attachment["read_first"] is True
+    assert edges[(ids["house"], "all_agents", "default")]["mode"] == "readonly"
+    assert edges[(ids["prod-notes"], "deployment:prod", "default")]["mode"] == "readwrite"
     assert (ids["runbooks"], ids["copy"], "provenance") in edges
     assert "mode" not in edges[(ids["runbooks"], ids["copy"], "provenance")]
     # Only what nothing attaches or defaults is an orphan: the promoted copy too (provenance reaches no agent).

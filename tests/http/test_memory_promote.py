@@ -141,10 +141,10 @@ def test_a_promote_from_a_conversation_document_may_name_the_file_and_make_a_ten
     assert m["promoted_from"]["anchor_public_id"] == conv
     assert (m["promoted_from"]["path"], m["promoted_from"]["public_id"]) == ("conversation/finding.md", c0[0])
     # A tenant default: every agent of the account reaches it, read-only unless it says otherwise
-    assert m["default"] == {"reach": "account", "deployment": None, "mode": "readOnly", "read_first": False}
+    assert m["default"] == {"reach": "account", "deployment": None, "mode": "readonly", "read_first": False}
     mem = m["memory_id"]
     reached = api.get(f"/agents/{helper.public_id}/memories", ada).json()["memories"]
-    assert [(e["memory_id"], e["via"], e["mode"]) for e in reached] == [(mem, "default", "readOnly")]
+    assert [(e["memory_id"], e["via"], e["mode"]) for e in reached] == [(mem, "default", "readonly")]
     assert mems.file(helper, mem, "ci/node.md")["content"] == "the build needs node 20\n"
     # The file sits at the path asked for, its first version naming the conversation document
     assert [f["path"] for f in mems.file_listing(ada, mem)] == ["ci/node.md"]

@@ -105,9 +105,7 @@ def _run_group(seeded: Seeded, status: int, expected: str, cases: dict[str, Case
 MISSING: dict[str, Case] = {
     "write: no memory object": lambda s: s.post("", {}),
     "show: no memory object": lambda s: s.post("/show", {}),
-    "edit: no memory object": lambda s: s.post("/edit", {"path": PLAN}),
     "delete: no memory object": lambda s: s.post("/delete", {}),
-    "grep: no memory object": lambda s: s.post("/grep", {"pattern": "x"}),
     "write: no body at all": lambda s: s.post("", None),
     "write: no path": lambda s: _write(s, content="x", expected_public_id=None, expected_lock_version=None),
     "show: no path": lambda s: s.post("/show", {"memory": {}}),
@@ -161,6 +159,9 @@ def test_parameter_missing(seeded: Seeded) -> None:
 # ---- 400 parameter_invalid ---------------------------------------------------------------------------
 
 INVALID: dict[str, Case] = {
+    # A field outside its object is named where it belongs (once silently ignored, then "memory is required")
+    "edit: path outside the memory object": lambda s: s.post("/edit", {"path": PLAN}),
+    "grep: pattern outside the memory object": lambda s: s.post("/grep", {"pattern": "x"}),
     "memory is a string": lambda s: s.post("", {"memory": "conversation/plan.md"}),
     "memory is a list": lambda s: s.post("/show", {"memory": [PLAN]}),
     "expected_public_id not a uuid": lambda s: _full_write(s, expected=("plan", 0)),

@@ -162,9 +162,9 @@ def test_configured_mounts_are_offered_on_demand_and_a_memory_is_named_once(m: M
         run.ada,
         m.alpha.public_id,
         [
-            {"memory_id": m.runbooks, "mode": "readWrite"},
-            {"memory_id": m.reference, "mode": "readOnly"},
-            {"memory_id": ops["memory_id"], "mode": "readOnly"},
+            {"memory_id": m.runbooks, "mode": "readwrite"},
+            {"memory_id": m.reference, "mode": "readonly"},
+            {"memory_id": ops["memory_id"], "mode": "readonly"},
         ],
     )
     assert r.status_code == 200, r.text

@@ -240,7 +240,6 @@ SHAPE_RULES = [
     pytest.param(_bad("ReadOnly", "mode"), "mounts[1].mode", id="mode-ReadOnly"),
     pytest.param(_bad("READWRITE", "mode"), "mounts[1].mode", id="mode-upper"),
     pytest.param(_bad("rw", "mode"), "mounts[1].mode", id="mode-rw"),
-    pytest.param(_bad("readOnly", "mode"), "mounts[1].mode", id="mode-attachment-spelling"),
     pytest.param(_bad(1, "mode"), "mounts[1].mode", id="mode-number"),
     pytest.param(_bad(True, "mode"), "mounts[1].mode", id="mode-bool"),
     pytest.param(_bad("", "mode"), "mounts[1].mode", id="mode-empty"),
@@ -393,16 +392,16 @@ def test_a_human_reads_and_writes_a_memory_as_its_access_panel_says(desk: Desk) 
 def test_an_agent_mounts_what_its_attachments_and_defaults_give_it_with_their_write_access(desk: Desk) -> None:
     alpha = desk.alpha.public_id
     shared = desk.memory("shared")
-    house = desk.memory("house", default={"reach": "account", "mode": "readOnly"})
+    house = desk.memory("house", default={"reach": "account", "mode": "readonly"})
     assert desk.mems.attach(desk.ada, alpha, [ro(desk.notes), rw(shared)]).status_code == 200
     before = executions()
-    # A readOnly attachment or default reads only: a readwrite mount of it is not_authorized
+    # A readonly attachment or default reads only: a readwrite mount of it is not_authorized
     for i, mem in ((0, desk.notes), (1, house)):
         mounts = [mount(shared, "/workspace/shared", "readwrite"), mount(mem, GOOD, "readwrite")]
         mounts = mounts if i else mounts[1:]
         refused(desk.start(desk.alpha, mounts), 403, "not_authorized", f"mounts[{i}]")
     assert executions() == before
-    # ...while readonly mounts of them, and a readwrite mount of the readWrite attachment, are accepted
+    # ...while readonly mounts of them, and a readwrite mount of the readwrite attachment, are accepted
     ex = desk.started(
         desk.alpha,
         [mount(desk.notes, GOOD), mount(house, "/workspace/house"), mount(shared, "/workspace/shared", "readwrite")],
@@ -473,9 +472,9 @@ def test_the_manifest_names_configured_then_server_mounts(desk: Desk) -> None:
     # account-wide default and a default that an attachment overrides
     alpha = desk.alpha.public_id
     wiki = desk.memory("wiki")
-    house = desk.memory("house", default={"reach": "account", "mode": "readOnly", "read_first": True})
-    prod = desk.memory("prod", default={"reach": "deployment", "deployment": "prod", "mode": "readWrite"})
-    covered = desk.memory("covered", default={"reach": "account", "mode": "readWrite"})
+    house = desk.memory("house", default={"reach": "account", "mode": "readonly", "read_first": True})
+    prod = desk.memory("prod", default={"reach": "deployment", "deployment": "prod", "mode": "readwrite"})
+    covered = desk.memory("covered", default={"reach": "account", "mode": "readwrite"})
     attached = desk.mems.attach(desk.ada, alpha, [rw(wiki, read_first=False), ro(covered)])
     assert attached.status_code == 200, attached.text
     conv = desk.run.conversation(memory_context=bindings(CONV, USER, AGENT))
@@ -570,7 +569,7 @@ def test_later_changes_move_only_new_sessions(desk: Desk) -> None:
     kept = desk.memory("kept", files=[{"path": "k.md", "content": "kept\n"}])
     doomed = desk.memory("doomed", files=[{"path": "d.md", "content": "doomed\n"}])
     dropped = desk.memory("dropped")
-    house = desk.memory("house", default={"reach": "account", "mode": "readOnly"})
+    house = desk.memory("house", default={"reach": "account", "mode": "readonly"})
     assert desk.mems.attach(desk.ada, alpha, [rw(kept), rw(doomed), rw(dropped)]).status_code == 200
     running = desk.started(desk.alpha, [mount(doomed, "/workspace/doomed")])
     before = desk.manifest(running, desk.alpha)
@@ -582,11 +581,11 @@ def test_later_changes_move_only_new_sessions(desk: Desk) -> None:
         "/memory/dropped",
         "/memory/house",
     ]
-    # When one is archived, one described anew, one detached and the default made readWrite
+    # When one is archived, one described anew, one detached and the default made readwrite
     assert desk.mems.archive(desk.ada, doomed).status_code == 200
     assert desk.mems.patch(desk.ada, kept, description="renamed").status_code == 200
     assert desk.mems.attach(desk.ada, alpha, [rw(kept), rw(doomed)]).status_code == 200
-    changed = desk.mems.patch(desk.ada, house, default={"reach": "account", "mode": "readWrite", "read_first": True})
+    changed = desk.mems.patch(desk.ada, house, default={"reach": "account", "mode": "readwrite", "read_first": True})
     assert changed.status_code == 200, changed.text
     # Then the running session's manifest has not moved, and it still reads what it mounted
     assert desk.manifest(running, desk.alpha) == before
@@ -609,7 +608,7 @@ def test_listing_at_the_root_a_mount_and_a_folder_inside(desk: Desk) -> None:
     wiki = desk.memory("wiki", files=[{"path": "w.md", "content": "w\n"}, {"path": "deep/er/x.md", "content": "x\n"}])
     assert desk.mems.attach(desk.ada, alpha.public_id, [rw(desk.notes)]).status_code == 200
     # (a tenant default gives alpha the wiki, which it then mounts where it likes)
-    wiki_default = {"reach": "account", "mode": "readWrite", "read_first": False}
+    wiki_default = {"reach": "account", "mode": "readwrite", "read_first": False}
     assert desk.mems.patch(desk.ada, wiki, default=wiki_default).status_code == 200
     ex = desk.started(alpha, [mount(wiki, "/workspace/wiki", "readwrite")])
     r = desk.verb(ex, "write", alpha, path="/memory/agent/todo.md", content="t", **NEW)
@@ -820,7 +819,7 @@ def test_a_memory_detached_from_a_running_sessions_agent_is_no_orphan_until_the_
 
 def test_the_mount_index_carries_the_executions_expiry(desk: Desk) -> None:
     other = desk.memory("other")
-    house = desk.memory("house", default={"reach": "account", "mode": "readOnly"})
+    house = desk.memory("house", default={"reach": "account", "mode": "readonly"})
     r = desk.start(desk.alpha, [mount(house, "/workspace/h")])
     assert r.status_code == 201, r.text
     ex = r.json()["execution"]
@@ -834,3 +833,11 @@ def test_the_mount_index_carries_the_executions_expiry(desk: Desk) -> None:
 
 def epoch(iso: str) -> int:
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
+
+
+@pytest.mark.parametrize(("old", "new"), [("readWrite", "readwrite"), ("readOnly", "readonly")])
+def test_a_camelcase_mount_mode_is_refused_naming_the_one_spelling(desk: Desk, old: str, new: str) -> None:
+    before = executions()
+    r = desk.start(mounts=[mount(desk.notes, GOOD, old)])
+    refused(r, 400, "parameter_invalid", f'mounts[0].mode is spelled "{new}", not "{old}"')
+    assert executions() == before

@@ -67,7 +67,7 @@ def test_the_first_fault_in_field_order_wins() -> None:
 
 
 def test_a_valid_body_is_typed() -> None:
-    m = parse(MemoryWrite, _write(expected_public_id=PID, expected_lock_version=3, unknown="ignored")).memory
+    m = parse(MemoryWrite, _write(expected_public_id=PID, expected_lock_version=3)).memory
     assert (m.path.root, m.path.rest, m.expected, m.description_given) == ("conversation", "a.md", (PID, 3), False)
     g = parse(MemoryGrep, {"memory": {"pattern": "x", "path": "workspace/"}}).memory
     assert (g.path is not None and g.path.root, g.limit, g.ignore_case) == ("workspace", 100, False)

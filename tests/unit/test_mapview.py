@@ -48,10 +48,10 @@ def sample() -> dict[str, Any]:
             {"id": "deployment:prod", "kind": "deployment", "name": "prod"},
         ],
         "edges": [
-            {"from": mem(1), "to": agent(1), "kind": "attachment", "mode": "readWrite", "read_first": True},
-            {"from": mem(2), "to": agent(2), "kind": "attachment", "mode": "readOnly", "read_first": False},
-            {"from": mem(3), "to": "all_agents", "kind": "default", "mode": "readOnly", "read_first": False},
-            {"from": mem(3), "to": "deployment:prod", "kind": "mount", "mode": "readOnly"},
+            {"from": mem(1), "to": agent(1), "kind": "attachment", "mode": "readwrite", "read_first": True},
+            {"from": mem(2), "to": agent(2), "kind": "attachment", "mode": "readonly", "read_first": False},
+            {"from": mem(3), "to": "all_agents", "kind": "default", "mode": "readonly", "read_first": False},
+            {"from": mem(3), "to": "deployment:prod", "kind": "mount", "mode": "readonly"},
             {"from": mem(1), "to": mem(2), "kind": "provenance"},
             {"from": mem(1), "to": mem(4), "kind": "provenance"},
             {"from": mem(4), "to": mem(5), "kind": "provenance"},
@@ -66,10 +66,10 @@ def big(n: int) -> dict[str, Any]:
     nodes += [{"id": agent(i), "kind": "agent", "name": f"agent-{i}"} for i in range(n)]
     nodes += [{"id": "all_agents", "kind": "all_agents", "name": "All agents"}]
     edges = [
-        {"from": mem(i), "to": agent(i * 7 % n), "kind": "attachment", "mode": "readWrite", "read_first": i % 3 == 0}
+        {"from": mem(i), "to": agent(i * 7 % n), "kind": "attachment", "mode": "readwrite", "read_first": i % 3 == 0}
         for i in range(n)
     ]
-    edges += [{"from": mem(i), "to": "all_agents", "kind": "default", "mode": "readOnly"} for i in range(0, n, 10)]
+    edges += [{"from": mem(i), "to": "all_agents", "kind": "default", "mode": "readonly"} for i in range(0, n, 10)]
     edges += [{"from": mem(i), "to": mem(i + 1), "kind": "provenance"} for i in range(0, n - 1, 5)]
     return {"nodes": nodes, "edges": edges, "orphans": [mem(i) for i in range(1, n, 50)]}
 
@@ -239,8 +239,8 @@ def test_an_edge_per_edge_dashed_only_for_provenance() -> None:
 def test_read_only_and_read_write_look_different() -> None:
     by_target = {e.attrs["data-to"]: e for e in edges(parse(render_map_html(sample())))}
     rw, ro = by_target[agent(1)], by_target[agent(2)]
-    assert "rw" in rw.classes and rw.attrs["data-mode"] == "readWrite"
-    assert "ro" in ro.classes and ro.attrs["data-mode"] == "readOnly"
+    assert "rw" in rw.classes and rw.attrs["data-mode"] == "readwrite"
+    assert "ro" in ro.classes and ro.attrs["data-mode"] == "readonly"
     assert rw.attrs["marker-end"] != ro.attrs["marker-end"]
     assert "stroke-width" in css_rules(render_map_html(sample()))[".edge.ro"]
     # read_first marks the Memory's end; an edge without it has no start marker.
@@ -268,7 +268,7 @@ def test_a_legend_and_the_title() -> None:
     words = " ".join(e.text for e in legend.walk() if e.tag == "text")
     for word in ("Memory", "Agent", "All agents", "Deployment", "attachment", "default", "provenance"):
         assert word in words
-    assert "readOnly" in words and "readWrite" in words and "read first" in words
+    assert "readonly" in words and "readwrite" in words and "read first" in words
     assert not any("node" in e.classes or "edge" in e.classes for e in legend.walk())
 
 
@@ -289,7 +289,7 @@ def test_hostile_names_and_ids_render_as_text(name: str) -> None:
             {"id": "a" + name, "kind": "agent", "name": name},
             {"id": "o" + name, "kind": "memory", "name": name},
         ],
-        "edges": [{"from": name, "to": "a" + name, "kind": "attachment", "mode": "readWrite"}],
+        "edges": [{"from": name, "to": "a" + name, "kind": "attachment", "mode": "readwrite"}],
         "orphans": ["o" + name],
     }
     page = render_map_html(graph)
@@ -362,7 +362,7 @@ def test_dangling_and_malformed_edges_are_skipped() -> None:
     graph = sample()
     good = len(graph["edges"])
     graph["edges"] += [
-        {"from": mem(1), "to": "ghost-target", "kind": "attachment", "mode": "readWrite"},
+        {"from": mem(1), "to": "ghost-target", "kind": "attachment", "mode": "readwrite"},
         {"from": "ghost-source", "to": agent(1), "kind": "attachment"},
         {"to": agent(1)},
         "not an edge",

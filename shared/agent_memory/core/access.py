@@ -605,15 +605,15 @@ def agent_memory_reach(agent: Agent | None, memory: OrgMemory) -> Reach | None:
         return None
     for a in agent.memories:
         if a.memory_id == memory.memory_id:
-            return Reach("write" if a.mode == "readWrite" else "read", "attachment", a.read_first)
+            return Reach("write" if a.mode == "readwrite" else "read", "attachment", a.read_first)
     d = memory.default
     if d is not None and d.reaches(agent):
-        return Reach("write" if d.mode == "readWrite" else "read", "default", d.read_first)
+        return Reach("write" if d.mode == "readwrite" else "read", "default", d.read_first)
     return None
 
 
 def memory_source(memory: OrgMemory, reach: Reach) -> Source:
-    """The one root a Memory's files are reached through. A read-only reach (a readOnly attachment or
+    """The one root a Memory's files are reached through. A read-only reach (a readonly attachment or
     default, or a git-synced Memory, read-only to everyone) binds it read-only, so a write is
     memory_read_only; a Human who only reads (a workspace's viewer) is refused not_authorized."""
     agent_read_only = reach.via in ("attachment", "default", "mount") and reach.standing != "write"

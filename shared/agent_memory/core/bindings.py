@@ -5,6 +5,7 @@ Pure functions over plain data; resolving a binding to an anchor is the resolver
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -51,9 +52,12 @@ def _parse_binding(raw: object, index: int, *, limit: bool) -> Binding:
     where = f"bindings[{index}]"
     if not isinstance(raw, dict):
         raise _fail(f"{where} must be an object with name, scope and access.")
-    unknown = set(raw) - _BINDING_KEYS
+    unknown = sorted(set(raw) - _BINDING_KEYS)
     if unknown:
-        raise _fail(f"{where} has unknown field(s): {', '.join(sorted(unknown))}.")
+        # The seed's code for a binding outside the grammar; the sentence names the field it may have meant.
+        near = difflib.get_close_matches(str(unknown[0]), sorted(_BINDING_KEYS), n=1, cutoff=0.6)
+        fix = f"did you mean `{near[0]}`?" if near else f"the fields are {', '.join(sorted(_BINDING_KEYS))}."
+        raise _fail(f"{where} has unknown field(s): {', '.join(unknown)}; {fix}")
     name, scope, access = raw.get("name"), raw.get("scope"), raw.get("access")
     if not isinstance(name, str) or not ROOT_RE.match(name):
         raise _fail(f"{where}.name must match [a-z][a-z0-9_-]{{0,31}}.")

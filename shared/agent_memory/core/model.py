@@ -515,7 +515,25 @@ class ToolResult:
 # ---- organization Memories -------------------------------------------------------------------------
 
 MemorySourceKind = Literal["native", "git"]
-AttachMode = Literal["readWrite", "readOnly"]
+# One spelling of the access modes for attachments, defaults and mounts alike (lowercase, as the mounts'
+# seed and every other value of the API are); the camelCase the attachments once took is refused by name.
+AttachMode = Literal["readwrite", "readonly"]
+CAMEL_MODES: dict[str, AttachMode] = {"readWrite": "readwrite", "readOnly": "readonly"}
+
+
+def mode_respelled(value: object) -> str | None:
+    """Why a mode in the old camelCase spelling is refused (a predicate for the field's name), else None."""
+    if not isinstance(value, str) or value not in CAMEL_MODES:
+        return None
+    return f'is spelled "{CAMEL_MODES[value]}", not "{value}": access modes are lowercase (readwrite, readonly)'
+
+
+def stored_mode(value: str) -> AttachMode:
+    """A mode as stored; rows written before the spelling was settled hold the camelCase one."""
+    mode = CAMEL_MODES.get(value, value)
+    return "readwrite" if mode == "readwrite" else "readonly"
+
+
 MAX_ATTACHMENTS = 16
 
 

@@ -16,7 +16,7 @@ Layout, all in whole pixels and without randomness (the same graph gives the sam
   left node to the left side of the right one. One within a column (provenance) bows out into the margin
   beside it. One to or from an orphan runs along the margin and the gap above the orphan's row, and meets
   the orphan at its top. Provenance is dashed; attachment, default and mount are solid, each in its own
-  colour; readWrite is a thick line with a filled arrowhead, readOnly a thin one with a hollow arrowhead;
+  colour; readwrite is a thick line with a filled arrowhead, readonly a thin one with a hollow arrowhead;
   read_first adds a dot at the Memory's end.
 
 Every node is `<g class="node KIND" data-id=...>` with a shape, a `<text>` label (cut to fit the box, the
@@ -41,7 +41,7 @@ __all__ = ["CONTENT_SECURITY_POLICY", "render_map_html"]
 
 NODE_KINDS = ("memory", "all_agents", "deployment", "agent")
 EDGE_KINDS = ("attachment", "default", "provenance", "mount")
-MODES = {"readWrite": "rw", "readOnly": "ro"}
+MODES = {"readwrite": "rw", "readonly": "ro"}
 
 # Geometry, in CSS pixels. The label font is monospace so a label's width follows from its character count.
 NODE_W = 248
@@ -327,8 +327,8 @@ def _legend() -> str:
             ("provenance", "provenance: promoted from", "provenance-fill", ""),
         ],
         [
-            ("attachment", "readWrite", "attachment-fill", ""),
-            ("attachment ro", "readOnly", "attachment-open", ""),
+            ("attachment", "readwrite", "attachment-fill", ""),
+            ("attachment ro", "readonly", "attachment-open", ""),
             ("attachment", "read first", "attachment-fill", "attachment-dot"),
         ],
     ]

@@ -43,6 +43,7 @@ from agent_memory.core.model import (
     StoreEntry,
     TypedRecord,
     Version,
+    stored_mode,
 )
 
 if TYPE_CHECKING:
@@ -230,7 +231,7 @@ def attachments(raw: Any) -> tuple[Attachment, ...]:
     if not isinstance(raw, dict):
         return ()
     ordered = sorted(raw.items(), key=lambda kv: int(kv[1].get("position", 0)))
-    return tuple(Attachment(mid, v["mode"], bool(v["read_first"])) for mid, v in ordered)
+    return tuple(Attachment(mid, stored_mode(v["mode"]), bool(v["read_first"])) for mid, v in ordered)
 
 
 def frozen_item(b: FrozenBinding) -> dict[str, Any]:
@@ -458,7 +459,7 @@ def _access_attribute(a: MemoryAccess | None) -> dict[str, Any] | None:
 def memory_default(raw: Any) -> MemoryDefault | None:
     if not isinstance(raw, dict):
         return None
-    return MemoryDefault(raw["reach"], raw.get("deployment"), raw["mode"], bool(raw["read_first"]))
+    return MemoryDefault(raw["reach"], raw.get("deployment"), stored_mode(raw["mode"]), bool(raw["read_first"]))
 
 
 def _access(raw: Any) -> MemoryAccess | None:

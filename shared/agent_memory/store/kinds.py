@@ -68,6 +68,7 @@ from agent_memory.core.model import (
     TypedRecord,
     Version,
     Workspace,
+    stored_mode,
 )
 from agent_memory.core.ports import Ref
 from agent_memory.store import items
@@ -469,6 +470,7 @@ MEMORY_REF: Kind[MemoryReference] = Kind(
     MemoryReference,
     Fields(
         agent_name=Attr(read=lambda it: it.get("agent_name") or ""),
+        mode=Attr(read=lambda it: stored_mode(it["mode"])),
         read_first=Attr(read=lambda it: bool(it["read_first"])),
     ),
 )

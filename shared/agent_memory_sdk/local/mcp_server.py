@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import difflib
 import functools
 import os
 import re
@@ -88,6 +89,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
             "new_path": {"type": "string"},
         },
         "required": ["command"],
+        "additionalProperties": False,
     },
 }
 
@@ -176,6 +178,13 @@ class MemoryRelay:
 
     def memory(self, arguments: dict[str, Any]) -> types.CallToolResult:
         """One command of Claude's memory tool; its refusals are results for the model, as the SDK's are."""
+        taken = list(MEMORY_SCHEMA["input_schema"]["properties"])
+        stray = next((k for k in arguments if k not in taken), None)
+        if stray is not None:
+            # The service's tools refuse a stray field by name; this one is run here, so it is refused here.
+            near = difflib.get_close_matches(stray, taken, n=1, cutoff=0.6)
+            fix = f"did you mean `{near[0]}`?" if near else f"remove it; the fields are: {', '.join(taken)}."
+            return _refused(f"parameter_invalid: There is no field `{stray[:64]}`: {fix}")
         if self._commands is None:
             self._commands = MemoryCommands(self.client.session_files(self.execution["public_id"]))
         try:

@@ -20,7 +20,7 @@ from agent_memory.core import access
 from agent_memory.core.access import refuse_override
 from agent_memory.core.bindings import Binding
 from agent_memory.core.context import Context, Source
-from agent_memory.core.model import Anchor, Execution, Located, Mount, MountMode, OrgMemory
+from agent_memory.core.model import Anchor, Execution, Located, Mount, MountMode, OrgMemory, mode_respelled
 from agent_memory.core.paths import (
     FILES_ROOT,
     MemoryPath,
@@ -124,6 +124,9 @@ def requested_mounts(capabilities: list[Any] | None) -> list[MountRequest]:
                 raise _fail(f"mounts[{i}].memory must be a Memory id: mem_ and 32 lowercase hex digits.")
             path = check_mount_path(m.get("path"), f"mounts[{i}].path")
             mode = m.get("mode", "readonly")
+            respelled = mode_respelled(mode)
+            if respelled is not None:
+                raise ApiError("parameter_invalid", f"mounts[{i}].mode {respelled}.")
             if mode not in ("readonly", "readwrite"):
                 raise _fail(f"mounts[{i}].mode must be exactly 'readonly' or 'readwrite'.")
             out.append(MountRequest(i, memory, path, mode))
@@ -184,7 +187,7 @@ def plan(
         found = None if mem is None else reach(mem)
         if found is None:
             continue
-        mode = "readwrite" if e.mode == "readWrite" and found.standing == "write" else "readonly"
+        mode = "readwrite" if e.mode == "readwrite" and found.standing == "write" else "readonly"
         source: Any = e.source
         mounts.append(
             Mount(f"{SERVER}/{e.name}", "memory", mode, source, e.memory_id, e.name, e.read_first, e.description)

@@ -645,7 +645,7 @@ class MemoriesService:
 
     def _checked_attachments(self, principal: Principal, agent: Agent, wanted: list[Attachment]) -> list[Attachment]:
         """The list a steward sends, each Memory visible to the attacher (a program attaching itself
-        attaches with its steward's access) and, for readWrite, writable by it."""
+        attaches with its steward's access) and, for readwrite, writable by it."""
         if len(wanted) > MAX_ATTACHMENTS:
             raise ApiError("validation_failed", f"agent.memories holds at most {MAX_ATTACHMENTS} Memories.")
         ids = [a.memory_id for a in wanted]
@@ -671,10 +671,10 @@ class MemoriesService:
                     "validation_failed",
                     f"agent.memories[{index}]: Memory {mem.name!r} is archived: it cannot be newly attached.",
                 )
-            if a.mode == "readWrite" and reach.standing != "write":
+            if a.mode == "readwrite" and reach.standing != "write":
                 raise ApiError(
                     "not_authorized",
-                    f"agent.memories[{index}]: a readWrite attachment needs write access to Memory {mem.name!r}.",
+                    f"agent.memories[{index}]: a readwrite attachment needs write access to Memory {mem.name!r}.",
                 )
         return wanted
 
@@ -775,7 +775,7 @@ MAX_DETACH_STEPS = 64
 
 
 def _effective(mem: OrgMemory, mode: AttachMode, read_first: bool, via: Literal["attachment", "default"]) -> Effective:
-    effective_mode: AttachMode = "readOnly" if mem.source == "git" else mode
+    effective_mode: AttachMode = "readonly" if mem.source == "git" else mode
     return Effective(
         mem.memory_id, mem.name, effective_mode, read_first, via, mem.source, mem.archived, mem.description
     )

@@ -4,7 +4,8 @@ The one place the document is built: every path, method, path and query paramete
 access comes from `contract.ROUTES`, every request body's schema from its pydantic model in `edges/requests/`
 (`model_json_schema()`, so what is published is what is validated), and every error from the catalogue.
 Served at `GET /agent_api/v1/openapi.json`; the property-based fuzz (tests/http/test_fuzz.py) drives
-every route from it. Success bodies are described as JSON objects; the views are not spelled out yet.
+every route from it. A success body's schema is its route's answer model (edges/answers.py) where it has
+one, else a JSON object; each body, asked and answered, carries an example built from its fields' examples.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic.json_schema import models_json_schema
 
 from agent_memory.api.contract import ROUTES, UUID_PATTERN, RouteSpec, parameter_rule, path_parameters
 from agent_memory.api.errors import CATALOGUE
+from agent_memory.edges.answers import ANSWERS, answer_model
 from agent_memory.edges.tools.dispatch import SCHEMA_FORMATS
 
 Json = dict[str, Any]
@@ -60,6 +62,42 @@ _SECURITY: dict[str, list[Json]] = {
 }
 
 
+def example(schema: Json, schemas: Json) -> Any:
+    """An example value of `schema`, built from the `examples` its fields declare, else from its type.
+
+    An object holds its required fields and any optional field that names an example, so an example
+    shows what a field is for without a second copy of it here: the models declare examples once.
+    """
+    if "examples" in schema:
+        return schema["examples"][0]
+    if "$ref" in schema:
+        return example(schemas[schema["$ref"].rsplit("/", 1)[1]], schemas)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    for either in ("anyOf", "oneOf"):
+        if either in schema:
+            branches = [b for b in schema[either] if b.get("type") != "null"] or schema[either]
+            return example(branches[0], schemas)
+    kind = schema.get("type")
+    if kind == "object":
+        required = schema.get("required", [])
+        props: Json = schema.get("properties", {})
+        return {k: example(v, schemas) for k, v in props.items() if k in required or "examples" in v}
+    if kind == "array":
+        return [example(schema["items"], schemas)] if "items" in schema else []
+    if kind == "string":
+        return "notes"
+    if kind == "integer":
+        return max(schema.get("minimum", 1), 1) if schema.get("maximum", 1) >= 1 else schema.get("minimum", 0)
+    if kind == "number":
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return True
+    return None
+
+
 def request_model(name: str) -> type[BaseModel]:
     """The request model class a contract entry names."""
     for area in _INPUT_MODULES:
@@ -87,16 +125,20 @@ def _parameters(route: RouteSpec) -> list[Json]:
     return out
 
 
-def _success(route: RouteSpec, status: int) -> Json:
+def _success(route: RouteSpec, status: int, schemas: Json) -> Json:
     success: Json = {"description": "Done."}
     if status != 204:
+        if route.name in ANSWERS:
+            ref = {"$ref": _REF.format(model=ANSWERS[route.name])}
+            success["content"] = {route.media: {"schema": ref, "example": example(ref, schemas)}}
+            return success
         schema: Json = {"type": "object"} if route.media == "application/json" else {"type": "string"}
         success["content"] = {route.media: {"schema": schema}}
     return success
 
 
-def _responses(route: RouteSpec) -> Json:
-    successes = {str(s): _success(route, s) for s in (route.status, *route.also)}
+def _responses(route: RouteSpec, schemas: Json) -> Json:
+    successes = {str(s): _success(route, s, schemas) for s in (route.status, *route.also)}
     # Every status of the catalogue: a refusal's status is its code's, whichever route gives it.
     refused = {"$ref": "#/components/responses/Refused"}
     return {**successes, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
@@ -108,13 +150,13 @@ def _summary(route: RouteSpec) -> str:
     return first if len(first) <= 80 else first[:77].rsplit(" ", 1)[0] + "..."
 
 
-def _operation(route: RouteSpec, bodies: dict[str, Json]) -> Json:
+def _operation(route: RouteSpec, bodies: dict[str, Json], schemas: Json) -> Json:
     op: Json = {
         "operationId": route.name,
         "summary": _summary(route),
         "description": route.description,
         "security": _SECURITY[route.access],
-        "responses": _responses(route),
+        "responses": _responses(route, schemas),
     }
     if route.door:
         op["tags"] = [f"{route.door} door"]
@@ -123,9 +165,10 @@ def _operation(route: RouteSpec, bodies: dict[str, Json]) -> Json:
         op["parameters"] = params
     if route.request:
         schema = bodies[route.request]
+        ref = {"$ref": _REF.format(model=route.request)}
         op["requestBody"] = {
             "required": bool(schema.get("required")),
-            "content": {"application/json": {"schema": {"$ref": _REF.format(model=route.request)}}},
+            "content": {"application/json": {"schema": ref, "example": example(ref, schemas)}},
         }
     return op
 
@@ -135,7 +178,8 @@ def document() -> Json:
     """The whole OpenAPI 3.1 document (built once per container: it never changes while one runs)."""
     names = sorted({r.request for r in ROUTES if r.request})
     mode: Literal["validation"] = "validation"
-    models = [(request_model(n), mode) for n in names]
+    answers = sorted(set(ANSWERS.values()))
+    models = [(request_model(n), mode) for n in names] + [(answer_model(n), mode) for n in answers]
     # Each body refers to its own definition by name, so only the shared definitions are kept.
     _, top = models_json_schema(models, ref_template=_REF)
     schemas: dict[str, Json] = dict(top.get("$defs", {}))
@@ -143,7 +187,7 @@ def document() -> Json:
     schemas["Error"] = ERROR_SCHEMA
     paths: dict[str, Json] = {}
     for route in ROUTES:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, bodies)
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, bodies, schemas)
     return {
         "openapi": "3.1.0",
         "info": {

@@ -7,15 +7,17 @@ version and true is not a path.
 
 A type whose refusal has its own code (a path, content, a description) raises `coded(...)`, and the
 mapper turns the first error into that code; pydantic's own errors (missing, wrong type, unknown field)
-become `parameter_missing` / `parameter_invalid`. The first error wins, in field order, which is the
-order a reader of the body meets them.
+become `parameter_missing` / `parameter_invalid`, an unknown field named with the one it may have meant.
+The first error wins, in field order, which is the order a reader of the body meets them; an unknown
+field wins over all, since a misspelled field is also a missing one.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
 from pydantic import (
     BaseModel,
@@ -39,16 +41,22 @@ SURROGATE = re.compile(r"[\ud800-\udfff]")
 M = TypeVar("M", bound=BaseModel)
 
 
-class Body(BaseModel):
-    """An HTTP request section. Unknown fields are ignored, as they always were on this API."""
+# Strict everywhere, and closed: a misspelled or misplaced field is a mistake the caller should hear about
+# (an ignored `answering_agent_id` would create a conversation with no agent and no error). The published
+# schemas say the same, as `additionalProperties: false`.
+STRICT = ConfigDict(strict=True, frozen=True, extra="forbid")
 
-    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+class Body(BaseModel):
+    """An HTTP request section (or a route's query parameters, as the handler names them)."""
+
+    model_config = STRICT
 
 
 class ToolInput(BaseModel):
-    """A model tool's arguments: an unknown field is a mistake the model should hear about."""
+    """A model tool's arguments."""
 
-    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+    model_config = STRICT
 
 
 def coded(code: str, message: str, *, whole: bool = False) -> PydanticCustomError:
@@ -96,7 +104,7 @@ def _name_ok(limit: int) -> Callable[[Any], bool]:
     return lambda v: isinstance(v, str) and bool(v.strip()) and len(v) <= limit and not SURROGATE.search(v)
 
 
-_UUID_SCHEMA = {"type": "string", "pattern": UUID_PATTERN}
+_UUID_SCHEMA = {"type": "string", "pattern": UUID_PATTERN, "examples": ["0193f0c2-a1b2-7c4e-8f5d-6a7b8c9d0e1f"]}
 _UUID_PHRASE = "must be a lowercase UUID"
 _COUNTER_SCHEMA = {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER}
 _COUNTER_PHRASE = _number_phrase(0, MAX_COUNTER)
@@ -156,6 +164,8 @@ class PairRule(BaseModel):
     a body is read in the order a person writes it: the path first, then the expectation.
     """
 
+    model_config = STRICT
+
     @model_validator(mode="after")
     def _pair(self) -> PairRule:
         if (getattr(self, "expected_public_id", None) is None) != (
@@ -178,11 +188,71 @@ class PairRule(BaseModel):
         return pid, lv
 
 
-def api_error(exc: ValidationError, prefix: str = "") -> ApiError:
-    """The first validation error as the catalogue's refusal, naming where in the body it is."""
-    err = exc.errors(include_url=False)[0]
-    loc = [str(x) for x in err["loc"]]
-    where = ".".join([prefix, *loc] if prefix else loc) or prefix or "the body"
+def _where(prefix: str, loc: tuple[int | str, ...]) -> str:
+    """A location as a reader writes it: `memory.bindings[0].access`."""
+    out = prefix
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds, through Optional, list and Annotated."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _model_at(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model of the object at `loc` (the parent of an unknown field), or None where unknown."""
+    for part in loc:
+        if model is None:
+            return None
+        if isinstance(part, str):
+            info = model.model_fields.get(part)
+            model = None if info is None else _model_in(info.annotation)
+    return model
+
+
+def _homes(model: type[BaseModel] | None, name: str) -> list[str]:
+    """Where a misplaced field belongs: the fields of `model` holding an object that takes `name`."""
+    if model is None:
+        return []
+    out = []
+    for field, info in model.model_fields.items():
+        inner = _model_in(info.annotation)
+        if inner is not None and name in inner.model_fields:
+            out.append(f"{field}.{name}")
+    return out
+
+
+def unknown_field(where: str, fields: list[str], homes: tuple[str, ...] = ()) -> ApiError:
+    """The refusal of a field no model takes: its name, and how to fix it (where it belongs, the near
+    miss, or the fields taken there)."""
+    name = where.rsplit(".", 1)[-1].rsplit("]", 1)[-1]
+    near = difflib.get_close_matches(name, fields, n=1, cutoff=0.6)
+    if homes:
+        fix = f"did you mean `{homes[0]}`? It belongs inside `{homes[0].rsplit('.', 1)[0]}`."
+    elif near:
+        fix = f"did you mean `{near[0]}`?"
+    elif fields:
+        fix = f"remove it; the fields taken here are: {', '.join(fields)}."
+    else:
+        fix = "remove it; this object takes no fields."
+    return ApiError("parameter_invalid", f"There is no field `{where}`: {fix}")
+
+
+def api_error(exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> ApiError:
+    """The first validation error as the catalogue's refusal, naming where in the body it is. With the
+    model validated, an unknown field's refusal names the fields it could have meant."""
+    errors = exc.errors(include_url=False)
+    # A misspelled field is also a missing one; the misspelling is the error worth naming.
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    where = _where(prefix, tuple(err["loc"])) or "the body"
     kind = err["type"]
     ctx = err.get("ctx") or {}
     if kind in CATALOGUE:
@@ -191,7 +261,9 @@ def api_error(exc: ValidationError, prefix: str = "") -> ApiError:
     if kind == "missing":
         return ApiError("parameter_missing", f"{where} is required.")
     if kind == "extra_forbidden":
-        return ApiError("parameter_invalid", f"There is no field {where!r}.")
+        parent = _model_at(model, tuple(err["loc"])[:-1])
+        fields = [] if parent is None else list(parent.model_fields)
+        return unknown_field(where, fields, tuple(_homes(parent, str(err["loc"][-1]))))
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return ApiError("parameter_invalid", f"{where} must be a JSON object.")
     return ApiError("parameter_invalid", f"{where}: {err['msg']}.")
@@ -202,4 +274,4 @@ def parse(model: type[M], data: Any, prefix: str = "") -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise api_error(exc, prefix) from None
+        raise api_error(exc, prefix, model) from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import JsonValue, PlainValidator, WithJsonSchema, model_validator
+from pydantic import Field, JsonValue, PlainValidator, WithJsonSchema, model_validator
 
 from agent_memory.domain.directory.service import MAX_OVERRIDE_KEY, MAX_OVERRIDES
 from agent_memory.edges.requests.base import SURROGATE, Body, Flag, Name, OptionalName, OptionalUuid, Uuid, coded
@@ -70,7 +70,7 @@ class WorkspaceSettings(Body):
 class UpdateWorkspaceFields(Body):
     # Either or both; a request naming neither is refused (there is nothing to change).
     tool_provider_overrides: Overrides | None = None
-    settings: WorkspaceSettings | None = None
+    settings: WorkspaceSettings | None = Field(default=None, examples=[{"dedup": {"enabled": True}}])
 
     @model_validator(mode="after")
     def _something(self) -> UpdateWorkspaceFields:

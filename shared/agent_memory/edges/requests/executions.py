@@ -124,3 +124,5 @@ class ExecutionMemoryBlock(Body):
 class CallTool(Body):
     # The tool's own model (edges/requests/tools.py) judges the arguments, once the caller is known.
     input: ToolArguments
+    # The call's Idempotency-Key, for a runtime whose tool calls carry no headers (edges/http/glue.py).
+    idempotency_key: str | None = None

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, ValidationError, WithJsonSchema, model_validator
+from pydantic import Field, PlainValidator, ValidationError, WithJsonSchema, model_validator
 
-from agent_memory.core.model import Attachment, MemoryAccess, MemoryDefault
+from agent_memory.api.errors import CATALOGUE
+from agent_memory.core.model import Attachment, MemoryAccess, MemoryDefault, mode_respelled
 from agent_memory.core.paths import MemoryPath, parse_file_path, parse_file_prefix
 from agent_memory.edges.requests.base import (
     SURROGATE,
@@ -71,21 +72,30 @@ def _memory_id(value: Any) -> str:
     return value
 
 
-MemoryId = Annotated[str, PlainValidator(_memory_id), WithJsonSchema({"type": "string", "pattern": MEMORY_ID_PATTERN})]
+MemoryId = Annotated[
+    str,
+    PlainValidator(_memory_id),
+    WithJsonSchema(
+        {"type": "string", "pattern": MEMORY_ID_PATTERN, "examples": ["mem_0193f0c2a1b27c4e8f5d6a7b8c9d0e1f"]}
+    ),
+]
 
 
 def _mode(value: Any) -> str:
-    if value not in ("readWrite", "readOnly"):
-        raise coded("validation_failed", 'must be "readWrite" or "readOnly"')
+    respelled = mode_respelled(value)
+    if respelled is not None:
+        raise coded("parameter_invalid", respelled)
+    if value not in ("readwrite", "readonly"):
+        raise coded("validation_failed", 'must be "readwrite" or "readonly"')
     return str(value)
 
 
-Mode = Annotated[str, PlainValidator(_mode), WithJsonSchema({"enum": ["readWrite", "readOnly"]})]
+Mode = Annotated[str, PlainValidator(_mode), WithJsonSchema({"enum": ["readwrite", "readonly"]})]
 
 
 def _read_first(mode: str, given: bool | None) -> bool:
     # Preloading is the default for what an agent writes back, not for shared house knowledge.
-    return given if given is not None else mode == "readWrite"
+    return given if given is not None else mode == "readwrite"
 
 
 class NewFile(Body):
@@ -130,7 +140,7 @@ def _reach(value: Any) -> str:
 class DefaultFields(Body):
     reach: Annotated[str, PlainValidator(_reach), WithJsonSchema({"enum": ["account", "deployment"]})]
     deployment: Annotated[str | None, PlainValidator(lambda v: _optional_deployment(v)), WithJsonSchema({})] = None
-    mode: Mode = "readOnly"
+    mode: Mode = "readonly"
     read_first: Annotated[bool | None, PlainValidator(lambda v: _flag_or_none(v)), WithJsonSchema({})] = None
 
     @model_validator(mode="after")
@@ -319,7 +329,7 @@ class FileLease(Body):
 
 
 class PromoteOrigin(Body):
-    workspace_public_id: OptionalUuid = None
+    workspace_public_id: OptionalUuid = Field(default=None, examples=["0193f0c2-a1b2-7c4e-8f5d-6a7b8c9d0e1f"])
     conversation_public_id: OptionalUuid = None
     memory_id: Annotated[
         str | None, PlainValidator(lambda v: None if v is None else _memory_id(v)), WithJsonSchema({})
@@ -379,8 +389,14 @@ def _nested(model: Any, value: Any, where: str) -> Any:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        err = api_error(exc, where)
-        code = "validation_failed" if err.code in ("parameter_invalid", "parameter_missing") else err.code
+        err = api_error(exc, where, model)
+        # An unknown field is parameter_invalid through every door; the Memories' own field rules keep theirs.
+        errors = exc.errors(include_url=False)
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        # Pydantic's own refusals (missing, not an object) are the Memories' validation_failed; an unknown
+        # field, and the refusals the field types name, keep their codes.
+        native = first["type"] not in CATALOGUE and first["type"] != "extra_forbidden"
+        code = "validation_failed" if native else err.code
         raise coded(code, err.message, whole=True) from None
 
 

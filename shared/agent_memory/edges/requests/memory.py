@@ -51,7 +51,11 @@ def _description(value: Any) -> str | None:
 
 
 _TEXT = WithJsonSchema({"type": "string"})
-DocumentPath = Annotated[MemoryPath, PlainValidator(from_api_error(parse_document_path)), _TEXT]
+DocumentPath = Annotated[
+    MemoryPath,
+    PlainValidator(from_api_error(parse_document_path)),
+    WithJsonSchema({"type": "string", "examples": ["conversation/plan.md"]}),
+]
 OptionalPrefix = Annotated[
     MemoryPath | None,
     PlainValidator(from_api_error(_optional_prefix)),

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, WithJsonSchema, model_validator
+from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 
 from agent_memory.core.model import MAX_LABEL_CHARS, MAX_RECORD_BYTES, MAX_RECORD_LABELS, RECORD_TYPES, SOURCE_KINDS
 from agent_memory.edges.requests.base import (
@@ -224,7 +224,7 @@ Limit = Annotated[int, whole_number(1, 100), integer_schema(1, 100)]
 
 
 class SearchFields(Body):
-    query: Query | None = None
+    query: Query | None = Field(default=None, examples=["which deploy day did we agree on"])
     type: RecordType | None = None
     facet: Facet | None = None
     layer: Layer = "Workspace"

@@ -22,10 +22,18 @@ from agent_memory.core.ids import PresentedToken, parse_token
 from agent_memory.edges import services
 from agent_memory.render import views
 
+# Everything an event may carry; anything else is a mistake its sender should hear about.
+EVENT_FIELDS = ("execution", "tool", "input", "secret", "token", "idempotency_key")
+
 
 def invoke(event: object) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise ApiError("parameter_invalid", "The event must be an object with execution, tool and input.")
+    stray = [k for k in event if k not in EVENT_FIELDS]
+    if stray:
+        from agent_memory.edges.requests.base import unknown_field  # pydantic, only for a refused event
+
+        raise unknown_field(str(stray[0])[:64], list(EVENT_FIELDS))
     for key in ("execution", "tool", "input"):
         if key not in event:
             raise ApiError("parameter_missing", f"The event needs {key!r}.")
