@@ -78,7 +78,7 @@ ORG = OrgMemory(
     "2026-01-01T00:00:00.000Z",
     archived=True,
     git=GitOrigin("https://example.com/r.git", "main", "docs", "abc123"),
-    default=MemoryDefault("deployment", "prod", "readOnly", True),
+    default=MemoryDefault("deployment", "prod", "readonly", True),
     access=MemoryAccess(("hu_1", "hu_2"), ("ws_1",)),
     promoted_from=PROMOTED,
     attachment_count=2,
@@ -213,7 +213,7 @@ AGENT = Agent(
     "2026-01-01T00:00:00.000Z",
     token_digest="t1",
     deployment="prod",
-    memories=(Attachment("mem_2", "readOnly", False), Attachment("mem_1", "readWrite", True)),
+    memories=(Attachment("mem_2", "readonly", False), Attachment("mem_1", "readwrite", True)),
     memories_revision=3,
 )
 AGENT_BARE = Agent("ag_2", "acc_1", "hu_1", "prog", "program", None, "2026-01-01T00:00:00.000Z")
@@ -326,12 +326,12 @@ WRITTEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]]
     "memory_default": (
         lambda: kinds.MEMORY_DEFAULT.item(ORG),
         kinds.memory_default_row,
-        ("mem_1", "team", MemoryDefault("deployment", "prod", "readOnly", True)),
+        ("mem_1", "team", MemoryDefault("deployment", "prod", "readonly", True)),
     ),
     "memory_ref": (
-        lambda: kinds.MEMORY_REF.item(MemoryReference("mem_1", "ag_1", "scout", "readWrite", True), account_id="acc_1"),
+        lambda: kinds.MEMORY_REF.item(MemoryReference("mem_1", "ag_1", "scout", "readwrite", True), account_id="acc_1"),
         kinds.MEMORY_REF.read,
-        MemoryReference("mem_1", "ag_1", "scout", "readWrite", True),
+        MemoryReference("mem_1", "ag_1", "scout", "readwrite", True),
     ),
     "lease": (
         lambda: kinds.LEASE.item(LEASE, anchor=Anchor("memory", "mem_1").key),
