@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.api.errors import CATALOGUE, ApiError
+from agent_memory.core import clock
 
 # A key is 1-128 printable ASCII characters (space to tilde).
 KEY_RE = re.compile(r"[\x20-\x7e]{1,128}\Z")
@@ -109,7 +109,7 @@ def fingerprint(method: str, route: str, params: dict[str, str], body: Any) -> s
 
 def new_guard(scope: str, key: str, print_: str, now: float | None = None) -> Guard:
     digest = hashlib.sha256(key.encode("ascii")).hexdigest()
-    return Guard(scope, digest, print_, int(now if now is not None else time.time()) + TTL_SECONDS)
+    return Guard(scope, digest, print_, int(now if now is not None else clock.now()) + TTL_SECONDS)
 
 
 def current() -> Guard | None:
@@ -118,7 +118,7 @@ def current() -> Guard | None:
 
 def judge(guard: Guard, record: Record | None, now: float | None = None) -> None:
     """Before running: replay the recorded answer of this same request, or refuse another under its key."""
-    if record is None or record.expires_at <= (now if now is not None else time.time()):
+    if record is None or record.expires_at <= (now if now is not None else clock.now()):
         return
     if record.fingerprint != guard.fingerprint:
         raise conflict()

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from agent_memory.core import clock
 from agent_memory.core.idempotency import Answer, Record
 from agent_memory.core.model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
@@ -512,7 +512,7 @@ def execution_stop_row(item: Item) -> ExecutionStop:
 
 
 def _epoch(iso: str) -> int:
-    return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
+    return int(clock.epoch_of(iso))
 
 
 def doc_item(d: Document, anchor: Anchor | None = None) -> Item:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import copy
 import re
-import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_memory.api.contract import NAME_RULES
 from agent_memory.api.errors import ApiError
-from agent_memory.core import access, idempotency
+from agent_memory.core import access, clock, idempotency
 from agent_memory.core.bindings import parse_bindings
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context
@@ -277,7 +276,7 @@ class Directory:
         access.may_delete_conversation(principal, host.workspace, host.conversation, host.standing)
         self._spend(principal)
         settle(None)
-        self.store.delete_conversation(host.conversation, principal.public_id, time.time())
+        self.store.delete_conversation(host.conversation, principal.public_id, clock.now())
 
     def fork(self, presented: PresentedToken | None, ws_id: str, conv_id: str) -> ConversationState:
         """Copy-on-write: a new conversation holding copies of the parent's pointer rows and configuration.
@@ -294,7 +293,7 @@ class Directory:
         # The parent is marked forked before its rows are read: a redaction there that reads the mark keeps
         # the bytes this fork may copy, and one that read the parent before it can only scrub a version
         # already superseded when the rows are read, so not one this fork copies (history.py, _sole_holder).
-        now = time.time()
+        now = clock.now()
         self.store.update_conversation(parent.public_id, forked_at=now)
         documents = self.store.list_documents(Anchor("conversation", parent.public_id))
         # An archived parent can still be forked: archiving freezes that conversation, not its content.

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 import secrets
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_memory.api.errors import ApiError
-from agent_memory.core import access, idempotency
+from agent_memory.core import access, clock, idempotency
 from agent_memory.core.bindings import Binding
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context, Source
@@ -295,7 +294,7 @@ class MemoriesService:
     def _first_version(self, ctx: Context, mp: MemoryPath, content: str) -> tuple[Document, Version]:
         src = ctx.sources[FILES_ROOT]
         doc = self.memory.new_version(ctx, src, mp, check_content(content, MAX_MEMORY_FILE_BYTES), uuid7(), 0, None)
-        return doc, Version.of(doc, "write", time.time())
+        return doc, Version.of(doc, "write", clock.now())
 
     def _check_panel(self, principal: Principal, panel: MemoryAccess | None) -> None:
         """Every Human and workspace an Access panel names must exist in the caller's account."""
@@ -452,7 +451,7 @@ class MemoriesService:
         access.may_change(ctx, mp)
         holder = ctx.author()
         # To the millisecond the lease row keeps, so the answer and a refusal name the same instant.
-        lease = Lease(door.memory.memory_id, mp.rest, holder, round(time.time() + seconds, 3))
+        lease = Lease(door.memory.memory_id, mp.rest, holder, round(clock.now() + seconds, 3))
         idempotency.settle(lease)
         self.store.put_lease(lease, door.memory.anchor.key)
         return lease
@@ -524,7 +523,7 @@ class MemoriesService:
             record.pii,
             record.quarantine,
         )
-        first = Version.of(doc, "promote", time.time(), promoted_from=origin)
+        first = Version.of(doc, "promote", clock.now(), promoted_from=origin)
         stats = MemoryStats(1, doc.bytesize, author, doc.written_at)
         self._spend(principal)
         view = MemoryView(memory, stats)
@@ -668,11 +667,8 @@ class MemoriesService:
                     "validation_failed",
                     f"agent.memories[{index}]: Memory {mem.name!r} is archived: it cannot be newly attached.",
                 )
-            if a.mode == "readWrite" and reach.standing != "write":
-                raise ApiError(
-                    "not_authorized",
-                    f"agent.memories[{index}]: a readWrite attachment needs write access to Memory {mem.name!r}.",
-                )
+            if a.mode == "readWrite":
+                access.grants_write(reach.standing, f"agent.memories[{index}]", "a readWrite attachment", mem.name)
         return wanted
 
     def effective(self, presented: PresentedToken | None, agent_id: str) -> list[Effective]:
@@ -754,7 +750,7 @@ class MemoriesService:
                 edges.append({"from": p.memory_id, "to": m.memory_id, "kind": "provenance"})
         # A Memory an unexpired session mounts is no orphan either (the execution's mounts are frozen, so it
         # may be one no attachment or default reaches any more).
-        mounted = self.store.mounted_memories(principal.account_id, time.time())
+        mounted = self.store.mounted_memories(principal.account_id, clock.now())
         nodes += [{"id": aid, "kind": "agent", "name": name} for aid, name in sorted(agents.items())]
         nodes += [
             {"id": t, "kind": "all_agents" if t == "all_agents" else "deployment", "name": n}
