@@ -35,7 +35,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from agent_memory.api import contract
-from agent_memory.api.errors import CATALOGUE
+from agent_memory.api.errors import CATALOGUE, retryable_status
 
 #: name -> (method, path template), read from the route contract the server serves.
 ROUTES: Final[dict[str, tuple[str, str]]] = {r.name: (r.method, r.path) for r in contract.ROUTES}
@@ -114,7 +114,8 @@ def exception_name(code: str) -> str:
 
 #: code -> exception class, one per catalogued code, generated from errors.CATALOGUE.
 ERRORS: Final[dict[str, type[MemoryApiError]]] = {}
-for _code, _status in CATALOGUE.items():
+for _code, _known in CATALOGUE.items():
+    _status = _known.status
     _cls = cast(
         type[MemoryApiError],
         type(
@@ -130,7 +131,7 @@ for _code, _status in CATALOGUE.items():
     )
     ERRORS[_code] = _cls
     globals()[_cls.__name__] = _cls
-del _code, _status, _cls
+del _code, _known, _status, _cls
 
 if TYPE_CHECKING:  # the generated classes, spelled out for type checkers; a test keeps them in step
 
@@ -388,7 +389,7 @@ class MemoryClient:
                     raw = b""  # the status alone still names the refusal
                 finally:
                     err.close()
-                if not last and (status >= 500 or status == 429):
+                if not last and retryable_status(status):
                     self._pause(attempt, _retry_after(wait))
                     continue
                 raise error_from_response(status, raw, wait) from None

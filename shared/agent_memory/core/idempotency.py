@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.api.errors import CATALOGUE, ApiError
+from agent_memory.api.errors import CATALOGUE, ApiError, retryable_status
 from agent_memory.core import clock
 
 # A key is 1-128 printable ASCII characters (space to tilde).
@@ -197,11 +197,11 @@ def settle(result: Any) -> None:
 def final(status: int, body: Any) -> bool:
     """Whether an answer is final, and so recorded: 5xx and 429 are not, and neither is a tool's result
     (a 200) that tells the model of one (storage busy or unavailable, rate limited), since its retry must run."""
-    if status >= 500 or status == 429:
+    if retryable_status(status):
         return False
     if isinstance(body, dict) and body.get("is_error") is True:
-        told = CATALOGUE.get(str(body.get("code")), 0)
-        return not (told >= 500 or told == 429)
+        told = CATALOGUE.get(str(body.get("code")))
+        return told is None or not told.retryable
     return True
 
 

@@ -245,7 +245,7 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
     except ApiError as err:
         code = err.code
         reply = error_reply(err)
-        if guard is not None and not guard.stored and 400 <= err.status < 500 and err.status != 429:
+        if guard is not None and not guard.stored and not err.retryable:
             try:
                 reply = _recorded(guard, reply)
             except ApiError as lost:

@@ -99,7 +99,7 @@ def _responses(route: RouteSpec) -> Json:
     successes = {str(s): _success(route, s) for s in (route.status, *route.also)}
     # Every status of the catalogue: a refusal's status is its code's, whichever route gives it.
     refused = {"$ref": "#/components/responses/Refused"}
-    return {**successes, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
+    return {**successes, **{str(s): refused for s in sorted({c.status for c in CATALOGUE.values()})}}
 
 
 def _operation(route: RouteSpec, bodies: dict[str, Json]) -> Json:
