@@ -23,8 +23,6 @@ from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context, Source
 from agent_memory.core.ids import PresentedToken, now_iso, sha256_hex, uuid7
 from agent_memory.core.model import (
-    MAX_ATTACHMENTS,
-    MAX_DESCRIPTION_BYTES,
     MAX_MEMORY_FILE_BYTES,
     Agent,
     Attachment,
@@ -42,7 +40,7 @@ from agent_memory.core.model import (
     Version,
     VersionCheck,
 )
-from agent_memory.core.paths import FILES_ROOT, SCOPES, MemoryPath, parse_file_path, prefix_matches
+from agent_memory.core.paths import FILES_ROOT, MemoryPath, parse_file_path, prefix_matches
 from agent_memory.core.ports import Ref, Store
 from agent_memory.core.resolver import MemoryDoor, Resolver
 from agent_memory.domain.memory.history import HistoryService
@@ -52,14 +50,6 @@ if TYPE_CHECKING:
     from agent_memory.domain.memories.gitsource import GitSnapshot
 
 MEMORY_ID_RE = re.compile(r"^mem_[0-9a-f]{32}\Z")
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
-MAX_NAME = 64
-DEPLOYMENT_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?\Z")
-# Files a Memory may be created with in the one transaction that creates it (two items each, beside the
-# Memory's own five): more are written through the files routes, or come from a Git import.
-MAX_CREATE_FILES = 32
-MAX_PANEL_HUMANS = 32
-MAX_PANEL_WORKSPACES = 16
 LIST_LIMIT_MAX = 100
 FILES_LIMIT_MAX = 1000
 # A listing walks at most this many index entries for one page (invisible Memories are skipped).
@@ -75,45 +65,6 @@ def check_memory_id(value: str) -> str:
     if not MEMORY_ID_RE.match(value):
         raise access.not_found("Memory")
     return value
-
-
-def check_name(name: str) -> str:
-    if len(name) > MAX_NAME or not NAME_RE.match(name):
-        raise ApiError(
-            "memory_name_invalid",
-            f"{name[:80]!r} is not a Memory name: lowercase letters and digits in words joined by single "
-            f"hyphens ('team-runbooks'), at most {MAX_NAME} characters.",
-        )
-    if name in SCOPES:
-        raise ApiError(
-            "memory_name_invalid",
-            f"{name!r} is reserved: it names one of the server's own memory scopes inside a session.",
-        )
-    return name
-
-
-def check_memory_description(description: str) -> str:
-    if len(description.encode("utf-8", "surrogatepass")) > MAX_DESCRIPTION_BYTES:
-        raise ApiError(
-            "memory_description_invalid", f"memory.description is longer than {MAX_DESCRIPTION_BYTES} bytes."
-        )
-    return description
-
-
-def check_deployment(value: str | None, where: str) -> str | None:
-    if value is not None and not DEPLOYMENT_RE.match(value):
-        raise ApiError(
-            "validation_failed",
-            f"{where} must be a deployment label: lowercase letters, digits, '-' and '_', at most 64 characters.",
-        )
-    return value
-
-
-def _check_default(default: MemoryDefault | None) -> MemoryDefault | None:
-    """A tenant default reaching a deployment names it as agents' deployment labels are spelt."""
-    if default is not None:
-        check_deployment(default.deployment, "memory.default.deployment")
-    return default
 
 
 # ---- what the verbs answer ------------------------------------------------------------------------------
@@ -235,23 +186,9 @@ class MemoriesService:
 
     def create(self, presented: PresentedToken | None, spec: MemorySpec) -> MemoryView:
         principal = self.resolver.human(presented)
-        check_name(spec.name)
-        check_memory_description(spec.description)
-        _check_default(spec.default)
+        # The request model has checked the name, the description, the default and the files' shape.
         self._check_panel(principal, spec.access)
-        if spec.git is not None and spec.files:
-            raise ApiError("validation_failed", "memory.files and memory.source.git exclude each other.")
-        if len(spec.files) > MAX_CREATE_FILES:
-            raise ApiError(
-                "validation_failed",
-                f"memory.files holds at most {MAX_CREATE_FILES} files at creation; write the rest through "
-                "the Memory's files route.",
-            )
-        seen: set[str] = set()
-        for index, (mp, content) in enumerate(spec.files):
-            if mp.rest in seen:
-                raise ApiError("validation_failed", f"memory.files[{index}].path repeats {mp.rest!r}.")
-            seen.add(mp.rest)
+        for _, content in spec.files:
             check_content(content, MAX_MEMORY_FILE_BYTES)
         snapshot = None
         if spec.git is not None:
@@ -300,11 +237,6 @@ class MemoriesService:
         """Every Human and workspace an Access panel names must exist in the caller's account."""
         if panel is None:
             return
-        if len(panel.humans) > MAX_PANEL_HUMANS or len(panel.workspaces) > MAX_PANEL_WORKSPACES:
-            raise ApiError(
-                "validation_failed",
-                f"memory.access names at most {MAX_PANEL_HUMANS} humans and {MAX_PANEL_WORKSPACES} workspaces.",
-            )
         refs = [Ref.human(h) for h in panel.humans] + [Ref.workspace(w) for w in panel.workspaces]
         got = self.store.get_many(refs)
         for ref in refs:
@@ -319,8 +251,6 @@ class MemoriesService:
 
     def listing(self, presented: PresentedToken | None, limit: int, cursor: str | None) -> MemoryPage:
         principal = self.resolver.principal(presented)
-        if cursor is not None and not MEMORY_ID_RE.match(cursor):
-            raise ApiError("parameter_invalid", "cursor is not a cursor this listing gave out.")
         ctx = Context(self.store, principal, "memory", {})
         out: list[MemoryView] = []
         after, scanned = cursor, 0
@@ -366,9 +296,9 @@ class MemoriesService:
         access.may_manage_memory(ctx.principal, door.reach)
         after = mem
         if change.description is not None:
-            after = replace(after, description=check_memory_description(change.description))
+            after = replace(after, description=change.description)
         if change.default_given:
-            after = replace(after, default=_check_default(change.default))
+            after = replace(after, default=change.default)
         if change.access_given:
             ctx.fetch([Ref.account(mem.account_id)])
             access.may_change_access(ctx.principal, mem, ctx.loaded)
@@ -476,9 +406,6 @@ class MemoriesService:
         the bytes to the sweeper)."""
         principal = source_ctx.principal
         access.require_human(principal)
-        check_name(name)
-        check_memory_description(description)
-        _check_default(default)
         record = self.history.version_of(source_ctx, source, lock_version)
         if record.pii:
             raise ApiError(
@@ -623,7 +550,7 @@ class MemoriesService:
         access.may_attach(principal, agent)
         deployment = agent.deployment
         if change.deployment_given:
-            deployment = check_deployment(change.deployment, "agent.deployment")
+            deployment = change.deployment
         attached = agent.memories
         if change.memories is not None:
             attached = tuple(self._checked_attachments(principal, agent, change.memories))
@@ -642,11 +569,7 @@ class MemoriesService:
     def _checked_attachments(self, principal: Principal, agent: Agent, wanted: list[Attachment]) -> list[Attachment]:
         """The list a steward sends, each Memory visible to the attacher (a program attaching itself
         attaches with its steward's access) and, for readWrite, writable by it."""
-        if len(wanted) > MAX_ATTACHMENTS:
-            raise ApiError("validation_failed", f"agent.memories holds at most {MAX_ATTACHMENTS} Memories.")
         ids = [a.memory_id for a in wanted]
-        if len(set(ids)) != len(ids):
-            raise ApiError("validation_failed", "agent.memories names a Memory twice.")
         subject = principal
         if principal.kind == "agent":
             subject = Principal("human", agent.steward_id, agent.account_id)
