@@ -35,7 +35,9 @@ from agent_memory.edges.requests.base import (
 from agent_memory.edges.requests.memory import ConflictResolution, Cursor, GrepLimit, Nonempty, VersionsLimit
 
 MEMORY_ID_PATTERN = r"^mem_[0-9a-f]{32}$"
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+# \Z, since Python's `$` would also accept a trailing newline (the schema's pattern is ECMA's, which has no \Z).
+NAME_RE = re.compile(NAME_PATTERN[:-1] + r"\Z")
 MAX_NAME = 64
 DEPLOYMENT_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?\Z")
 # Files a Memory may be created with in the one transaction that creates it (two items each, beside the
@@ -107,7 +109,7 @@ MemoryName = Annotated[
     str,
     _text("memory_name_invalid"),
     AfterValidator(_memory_name),
-    WithJsonSchema({"type": "string", "pattern": NAME_RE.pattern, "maxLength": MAX_NAME}),
+    WithJsonSchema({"type": "string", "pattern": NAME_PATTERN, "maxLength": MAX_NAME}),
 ]
 MemoryDescription = Annotated[
     str,
