@@ -8,6 +8,7 @@ from typing import Literal
 import pytest
 from agent_memory.api.errors import ApiError
 from agent_memory.core import access
+from agent_memory.core.bindings import Binding
 from agent_memory.core.model import Author, Principal, Quarantine, TypedRecord, Workspace
 
 ACCOUNT = "acct"
@@ -81,3 +82,19 @@ def test_writing_through_a_mount_needs_write_standing() -> None:
     access.grants_write("write", "mounts[0]", "a readwrite mount", "notes")
     with pytest.raises(ApiError, match=r"mounts\[0\]: a readwrite mount needs write access to Memory 'notes'\."):
         access.grants_write("read", "mounts[0]", "a readwrite mount", "notes")
+
+
+@pytest.mark.parametrize(
+    ("bound", "standing", "writable"),
+    [
+        ("read_write", "write", True),
+        ("read_write", "read", False),
+        ("read_write", None, False),
+        ("read", "write", False),
+    ],
+)
+def test_a_binding_writes_only_with_write_standing(
+    bound: Literal["read", "read_write"], standing: access.Standing | None, writable: bool
+) -> None:
+    binding = Binding("notes", "conversation", bound)
+    assert access.writes_through(binding, standing) is writable

@@ -129,6 +129,12 @@ def host_standing(
     return standing
 
 
+def writes_through(b: Binding, standing: Standing | None) -> bool:
+    """A root is writable when it is bound read_write and the caller has write standing on the
+    conversation (or workspace) behind it: the binding never grants more than the standing."""
+    return b.access == "read_write" and standing == "write"
+
+
 def require_write_standing(standing: Standing, message: str = _READ_ONLY_STANDING) -> None:
     if standing != "write":
         raise ApiError("not_authorized", message)
@@ -237,7 +243,7 @@ def check_configured(
                     f"Binding {b.name!r}: no conversation with that id is visible in this workspace "
                     "(missing, deleted or not yours to see).",
                 )
-            if b.access == "read_write" and standing != "write":
+            if b.access == "read_write" and not writes_through(b, standing):
                 raise ApiError(
                     "not_authorized", f"Binding {b.name!r}: read_write needs write standing on that conversation."
                 )
@@ -271,7 +277,7 @@ def alias_source(
     return Source(
         b,
         Anchor("conversation", alias.public_id),
-        b.access == "read_write" and alias_standing == "write",
+        writes_through(b, alias_standing),
         archived=alias.archived,
     )
 
@@ -288,11 +294,10 @@ def conversation_sources(
     standing: Standing,
 ) -> dict[str, Source]:
     """Bindings resolved against a host conversation and its answerer: the door's and a new execution's."""
-    host_write = standing == "write"
     owned = owns_agent(principal, agent)
     out: dict[str, Source] = {}
     for b in bindings:
-        rw = b.access == "read_write" and host_write
+        rw = writes_through(b, standing)
         if b.scope == "conversation":
             if b.conversation_public_id is None:
                 out[b.name] = Source(b, Anchor("conversation", conv.public_id), rw)

@@ -630,11 +630,10 @@ class Resolver:
         standing = access.still_standing(access.conversation_standing(principal, ws, member, conv))
         if ws is None or conv is None:  # still_standing has refused already; this narrows the types
             raise access.not_found("execution")
-        host_write = standing == "write"
         sources: dict[str, Source] = {}
         for e in ex.bindings:
             b = thawed(e)
-            rw = b.access == "read_write" and host_write
+            rw = access.writes_through(b, standing)
             if b.scope == "conversation" and b.conversation_public_id:
                 # The frozen anchor of an alias is the aliased conversation itself.
                 sources[b.name] = access.alias_source(principal, ws, member, b, got)
