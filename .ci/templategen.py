@@ -555,10 +555,10 @@ def client_errors(client_text: str) -> str:
     end = client_text.index(ERRORS_END, start)
     classes = "".join(
         f"\n\nclass {exception_name(code)}(MemoryApiError):\n"
-        f'    """The service refused with `{code}` (HTTP {status})."""\n\n'
+        f'    """The service refused with `{code}` (HTTP {known.status})."""\n\n'
         f'    code = "{code}"\n'
-        f"    status = {status}\n"
-        for code, status in CATALOGUE.items()
+        f"    status = {known.status}\n"
+        for code, known in CATALOGUE.items()
     )
     table = "".join(f'    "{code}": {exception_name(code)},\n' for code in CATALOGUE)
     block = (

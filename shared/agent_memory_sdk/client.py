@@ -39,6 +39,7 @@ from enum import Enum
 from typing import Any, Final, Literal, TypedDict, cast
 
 from agent_memory.api import contract
+from agent_memory.api.errors import retryable_status
 
 from agent_memory_sdk.routes import Routes
 
@@ -667,7 +668,7 @@ class MemoryClient:
                     raw = b""  # the status alone still names the refusal
                 finally:
                     err.close()
-                if not last and (status >= 500 or status == 429):
+                if not last and retryable_status(status):
                     self._pause(attempt, _retry_after(wait))
                     continue
                 raise error_from_response(status, raw, wait) from None

@@ -1166,8 +1166,8 @@ def test_the_mcp_relay_passes_the_idempotency_key_through(fresh: LocalService) -
 def test_every_idempotency_code_is_catalogued_and_conflict_is_provoked(world: World) -> None:
     from agent_memory.api.errors import CATALOGUE
 
-    assert CATALOGUE["idempotency_conflict"] == 409
-    assert CATALOGUE["idempotency_in_progress"] == 409
+    assert CATALOGUE["idempotency_conflict"].status == 409
+    assert CATALOGUE["idempotency_in_progress"].status == 409
     k = key()
     assert world.api.post("/workspaces", world.ada, {"workspace": {"name": "a"}}, headers=keyed(k)).ok
     r = world.api.post("/workspaces", world.ada, {"workspace": {"name": "b"}}, headers=keyed(k))

@@ -178,7 +178,7 @@ def told(r: requests.Response) -> tuple[int, str | None]:
     model), the status of the code its result names. A 503 says when to come back."""
     out = body(r)
     if r.status_code == 200 and isinstance(out, dict) and out.get("tool") and out.get("is_error"):
-        return CATALOGUE[out["code"]], out["code"]
+        return CATALOGUE[out["code"]].status, out["code"]
     if r.status_code == 503:
         assert r.headers.get("Retry-After") == "1", r.headers
     return code(r)

@@ -444,7 +444,7 @@ CASES: dict[str, Case] = {
         "PATCH",
         f"/agents/{w.alpha.public_id}",
         w.ada,
-        {"agent": {"memories": [{"memory_id": w.memory(_unique("mem")), "mode": "readWrite"}]}},
+        {"agent": {"memories": [{"memory_id": w.memory(_unique("mem")), "mode": "readwrite"}]}},
     ),
     "records_append": _post(
         lambda w: f"/workspaces/{w.ws}/records",

@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 import pytest
-from agent_memory.domain.records import service as records_module
+from agent_memory.core import clock
 from agent_memory.domain.records import text as recordtext
 
 from ..support import Api, code
@@ -285,25 +285,22 @@ def test_punctuation_is_not_identity_but_a_near_duplicate(room: Room) -> None:
     assert room.record(first["public_id"])["mention_count"] == 2
 
 
-def test_after_the_hour_identical_text_is_evidence_then_mentions_again(
-    room: Room, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_after_the_hour_identical_text_is_evidence_then_mentions_again(room: Room) -> None:
     first = room.added(**OK)["record"]
     room.added(**OK, status=200)
     assert room.record(first["public_id"])["mention_count"] == 2
-    # An hour and a bit later (the gateway runs in this process, so its duplicate rules read this clock)
-    later = time.time() + 3700
-    monkeypatch.setattr(records_module, "clock", lambda: later)
-    out = room.added(**OK, status=200)
-    assert (out["merged"], out["content_replaced"]) == (True, False)
-    assert out["record"]["public_id"] == first["public_id"]
-    shown = room.record(first["public_id"])
-    assert (shown["mention_count"], shown["evidence_count"], shown["stability"]) == (2, 2, 0.75)
-    # Right after it, the same text is a mention again: the evidence renewed the claim
-    room.added(**OK, status=200)
-    shown = room.record(first["public_id"])
-    assert (shown["mention_count"], shown["evidence_count"]) == (3, 2)
-    assert len(room.search("invoice")) == 1
+    # An hour and a bit later (the gateway runs in this process, so the service reads this clock)
+    with clock.held(time.time() + 3700):
+        out = room.added(**OK, status=200)
+        assert (out["merged"], out["content_replaced"]) == (True, False)
+        assert out["record"]["public_id"] == first["public_id"]
+        shown = room.record(first["public_id"])
+        assert (shown["mention_count"], shown["evidence_count"], shown["stability"]) == (2, 2, 0.75)
+        # Right after it, the same text is a mention again: the evidence renewed the claim
+        room.added(**OK, status=200)
+        shown = room.record(first["public_id"])
+        assert (shown["mention_count"], shown["evidence_count"]) == (3, 2)
+        assert len(room.search("invoice")) == 1
 
 
 # ---- near duplicates ------------------------------------------------------------------------------------

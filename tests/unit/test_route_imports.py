@@ -23,12 +23,13 @@ from agent_memory.api.contract import ROUTES, UNKNOWN_ROUTE
 ROOT = Path(__file__).resolve().parents[2]
 
 # What every HTTP route loads: the entry, the route table, the glue (errors, Idempotency-Key, token
-# parsing, the source address's meter) and the handlers' shared helpers. views.py imports only the
+# parsing and the clock, the source address's meter) and the handlers' shared helpers. views.py imports only the
 # standard library at runtime (its types are TYPE_CHECKING imports).
 CORE = frozenset(
     {
         "agent_memory",
         "agent_memory.core.budget",
+        "agent_memory.core.clock",
         "agent_memory.api.contract",
         "agent_memory.api.errors",
         "agent_memory.core.idempotency",

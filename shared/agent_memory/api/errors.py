@@ -1,63 +1,144 @@
-"""The one error catalogue: every refusal the service can give, with its HTTP status.
+"""The one error catalogue: every refusal the service can give, and everything said about each code.
 
 Domain and storage code raise `ApiError(code, message)`; only the HTTP glue turns it into a response,
 and the Python client turns a response back into the matching exception class. Adding a code here is
-the only way to add one anywhere.
+the only way to add one anywhere, and whatever a surface says about a code (its HTTP status, whether a
+retry may succeed, whether a model can deal with it, the next step a model is told) is read from here.
+This module imports nothing but the standard library: the client and the contract read it too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-# code -> HTTP status. Grouped as the seeds' status tables group them.
-CATALOGUE: dict[str, int] = {
-    "parameter_missing": 400,
-    "parameter_invalid": 400,
-    "not_authenticated": 401,
-    "not_authorized": 403,
-    "memory_read_only": 403,
-    "memory_reserved_prefix": 403,
-    "not_found": 404,
-    "memory_not_found": 404,
-    "memory_version_not_found": 404,
-    "store_entry_not_found": 404,
-    "stale_object": 409,
-    "conversation_archived": 409,
-    "execution_expired": 409,
-    "execution_stopped": 409,
-    "memory_overridden": 409,
-    "memory_version_redacted": 409,
-    "memory_version_current": 409,
-    "memory_quarantined": 409,
-    "already_exists": 409,
-    "memory_name_taken": 409,
-    "memory_leased": 409,
-    "idempotency_conflict": 409,
-    "idempotency_in_progress": 409,
-    "merge_conflict": 409,
-    "memory_path_invalid": 422,
-    "memory_scope_unavailable": 422,
-    "memory_edit_not_found": 422,
-    "memory_edit_ambiguous": 422,
-    "memory_full": 422,
-    "memory_document_too_large": 422,
-    "memory_content_invalid": 422,
-    "skill_description_required": 422,
-    "memory_description_invalid": 422,
-    "skill_name_invalid": 422,
-    "skill_scope_unavailable": 422,
-    "validation_failed": 422,
-    "memory_pii_blocked": 422,
-    "memory_name_invalid": 422,
-    "memory_source_unavailable": 422,
-    "store_full": 422,
-    "store_entry_too_large": 422,
-    "rate_limited": 429,
-    "internal_error": 500,
-    "memory_content_missing": 500,
-    "storage_busy": 503,
-    "storage_unavailable": 503,
+
+def retryable_status(status: int) -> bool:
+    """Whether the same request may succeed later: the client resends it, and an Idempotency-Key does not
+    record it as the key's answer (5xx and 429 say the service, not the request, was the trouble). Read
+    by HTTP status too, since a proxy's or gateway's own answer carries no code."""
+    return status >= 500 or status == 429
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """What is known of one refusal code."""
+
+    status: int
+    # Whether a model can deal with it itself (change its call, call again, carry on without): a tool
+    # surface then tells it the refusal as the call's result. When False the refusal is of the call
+    # (who calls, through which execution) or a fault of ours, and a tool surface raises it to the
+    # program running the model instead.
+    model_fixable: bool = True
+    # What a model is told to do next when a tool call is refused with this code ("": nothing to add).
+    next_step: str = ""
+    # The record tools' own next step, where theirs differs (they name records, not documents).
+    record_step: str | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return retryable_status(self.status)
+
+    def step(self, *, records: bool = False) -> str:
+        return self.record_step if records and self.record_step is not None else self.next_step
+
+
+_FIX_INPUT = "Fix the input and call again."
+
+# Grouped as the seeds' status tables group them. The next steps' rule for stale writes is the
+# important one: never re-apply an old change to a newly fetched pair without looking at the new text.
+CATALOGUE: Mapping[str, Code] = {
+    "parameter_missing": Code(400, next_step="Add the missing field and call again."),
+    "parameter_invalid": Code(400, next_step=_FIX_INPUT),
+    "not_authenticated": Code(401, model_fixable=False),
+    "not_authorized": Code(403, model_fixable=False, next_step="You cannot do this here; do not retry it."),
+    "memory_read_only": Code(
+        403,
+        next_step="This root or mount is read-only for you here; write under a read_write root or a "
+        "readwrite mount (memory_ls lists them).",
+        record_step="The workspace is read-only for you here: you may search its records, not append.",
+    ),
+    "memory_reserved_prefix": Code(
+        403,
+        next_step="skills/ documents are written by people, not by you; keep your notes under another path, "
+        "such as conversation/notes.md.",
+    ),
+    "not_found": Code(
+        404,
+        model_fixable=False,
+        record_step="No record with that id is visible to you: find the one you mean with memory_search.",
+    ),
+    "memory_not_found": Code(
+        404,
+        next_step="Call memory_ls to see which documents exist; to create this one, call memory_write with "
+        "expected_public_id and expected_lock_version set to null.",
+    ),
+    "memory_version_not_found": Code(404),
+    "store_entry_not_found": Code(404),
+    "stale_object": Code(
+        409,
+        next_step="Call memory_read again, decide your change against the current text, then retry with the new "
+        "expected_public_id and expected_lock_version (null/null only creates a document that does not exist).",
+        record_step="That record was superseded already: find its successor with memory_search "
+        "(include_superseded true shows superseded_by), and supersede the successor instead.",
+    ),
+    "conversation_archived": Code(409),
+    "execution_expired": Code(409, model_fixable=False),
+    "execution_stopped": Code(409, model_fixable=False),
+    "memory_overridden": Code(
+        409, next_step="This workspace's memory is served by another provider: use that provider's tools."
+    ),
+    "memory_version_redacted": Code(409),
+    "memory_version_current": Code(409),
+    "memory_quarantined": Code(409, next_step="Carry on without this document; a person will review it."),
+    "already_exists": Code(409),
+    "memory_name_taken": Code(409),
+    "memory_leased": Code(409),
+    "idempotency_conflict": Code(409),
+    "idempotency_in_progress": Code(409),
+    "merge_conflict": Code(409),
+    "memory_path_invalid": Code(
+        422,
+        next_step="Start the path with a root, such as conversation/notes.md or workspace/notes.md, or give an "
+        "absolute path to a file inside a mount, such as /workspace/runbooks/deploy.md.",
+    ),
+    "memory_scope_unavailable": Code(
+        422,
+        next_step="That root or path is not available in this execution; memory_ls lists the roots and mounts "
+        "you have.",
+        record_step="This execution does not reach the workspace's records; carry on without them.",
+    ),
+    "memory_edit_not_found": Code(
+        422, next_step="Call memory_read and copy the passage exactly, including spaces and line breaks."
+    ),
+    "memory_edit_ambiguous": Code(
+        422, next_step="Include more of the surrounding text in old_text so it occurs exactly once."
+    ),
+    "memory_full": Code(422, next_step="Delete or merge a document under this root before creating another."),
+    "memory_document_too_large": Code(
+        422, next_step="Shorten the document or split it into several; each holds at most 64 KiB."
+    ),
+    "memory_content_invalid": Code(422, next_step="Send the text as a string."),
+    "skill_description_required": Code(422),
+    "memory_description_invalid": Code(422),
+    "skill_name_invalid": Code(422, next_step="Use a skill name exactly as your skills list shows it."),
+    "skill_scope_unavailable": Code(422, next_step="Skills are not kept per conversation."),
+    "validation_failed": Code(422, next_step="Fix the input as the message says and call again."),
+    "memory_pii_blocked": Code(422),
+    "memory_name_invalid": Code(422),
+    "memory_source_unavailable": Code(422),
+    "store_full": Code(422),
+    "store_entry_too_large": Code(422),
+    "rate_limited": Code(429),
+    "internal_error": Code(500, model_fixable=False),
+    "memory_content_missing": Code(500),
+    "storage_busy": Code(503),
+    "storage_unavailable": Code(503),
 }
+
+# Refusals of the call, not of what it asks: no model gets past them by changing its input.
+CALL_REFUSALS: frozenset[str] = frozenset(c for c, known in CATALOGUE.items() if not known.model_fixable)
 
 
 class ApiError(Exception):
@@ -73,7 +154,11 @@ class ApiError(Exception):
 
     @property
     def status(self) -> int:
-        return CATALOGUE[self.code]
+        return CATALOGUE[self.code].status
+
+    @property
+    def retryable(self) -> bool:
+        return CATALOGUE[self.code].retryable
 
     def body(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}

@@ -29,6 +29,7 @@ from agent_memory.core.model import (
     OrgMemory,
     Principal,
     Speaker,
+    TypedRecord,
     Workspace,
 )
 from agent_memory.core.paths import FILES_ROOT, MemoryPath, check_skill_path
@@ -74,6 +75,11 @@ def not_found(what: str) -> ApiError:
 WRITING_ROLES = frozenset({"member", "curator"})
 
 
+def is_curator(role: str | None) -> bool:
+    """A curator reviews what is quarantined in its workspace, and so is the one who may see it waiting."""
+    return role == "curator"
+
+
 def workspace_role(principal: Principal, ws: Workspace | None, member: Member | None) -> str | None:
     """The caller's role in a workspace: 'curator' or 'member' (write), 'viewer' (read) or None."""
     if ws is None or ws.account_id != principal.account_id or member is None:
@@ -85,6 +91,18 @@ def _answers(principal: Principal, conv: Conversation | None) -> bool:
     return conv is not None and principal.kind == "agent" and conv.answering_agent_id == principal.public_id
 
 
+def role_standing(role: str | None) -> Standing | None:
+    """The standing a workspace role gives on the workspace's own rows: members write, viewers read."""
+    if role in WRITING_ROLES:
+        return "write"
+    return "read" if role == "viewer" else None
+
+
+def require_workspace_write(role: str | None) -> None:
+    """A change through a workspace (its memory door, its records) needs a writing role there."""
+    require_write_standing(role_standing(role) or "read")
+
+
 def conversation_standing(
     principal: Principal, ws: Workspace | None, member: Member | None, conv: Conversation | None
 ) -> Standing | None:
@@ -93,12 +111,7 @@ def conversation_standing(
         return None
     if _answers(principal, conv):
         return "write"
-    role = workspace_role(principal, ws, member)
-    if role in WRITING_ROLES:
-        return "write"
-    if role == "viewer":
-        return "read"
-    return None
+    return role_standing(workspace_role(principal, ws, member))
 
 
 def host_standing(
@@ -114,6 +127,12 @@ def host_standing(
     if standing is None:
         raise not_found("conversation")
     return standing
+
+
+def writes_through(b: Binding, standing: Standing | None) -> bool:
+    """A root is writable when it is bound read_write and the caller has write standing on the
+    conversation (or workspace) behind it: the binding never grants more than the standing."""
+    return b.access == "read_write" and standing == "write"
 
 
 def require_write_standing(standing: Standing, message: str = _READ_ONLY_STANDING) -> None:
@@ -224,7 +243,7 @@ def check_configured(
                     f"Binding {b.name!r}: no conversation with that id is visible in this workspace "
                     "(missing, deleted or not yours to see).",
                 )
-            if b.access == "read_write" and standing != "write":
+            if b.access == "read_write" and not writes_through(b, standing):
                 raise ApiError(
                     "not_authorized", f"Binding {b.name!r}: read_write needs write standing on that conversation."
                 )
@@ -258,7 +277,7 @@ def alias_source(
     return Source(
         b,
         Anchor("conversation", alias.public_id),
-        b.access == "read_write" and alias_standing == "write",
+        writes_through(b, alias_standing),
         archived=alias.archived,
     )
 
@@ -275,11 +294,10 @@ def conversation_sources(
     standing: Standing,
 ) -> dict[str, Source]:
     """Bindings resolved against a host conversation and its answerer: the door's and a new execution's."""
-    host_write = standing == "write"
     owned = owns_agent(principal, agent)
     out: dict[str, Source] = {}
     for b in bindings:
-        rw = b.access == "read_write" and host_write
+        rw = writes_through(b, standing)
         if b.scope == "conversation":
             if b.conversation_public_id is None:
                 out[b.name] = Source(b, Anchor("conversation", conv.public_id), rw)
@@ -345,7 +363,7 @@ def own_root_source(principal: Principal) -> Source:
 def workspace_source(workspace_id: str, role: str) -> Source:
     """The workspace door: its rows, writable by members."""
     binding = Binding("workspace", "workspace", "read_write")
-    return Source(binding, Anchor("workspace", workspace_id), role in WRITING_ROLES)
+    return Source(binding, Anchor("workspace", workspace_id), role_standing(role) == "write")
 
 
 def definition_source(agent: Agent) -> Source:
@@ -520,10 +538,33 @@ def may_review(ctx: Context, src: Source, writer: Author) -> None:
         return
     ws = ctx.workspace
     member = ctx.loaded.get(Ref.member(ws.public_id, ctx.principal.public_id)) if ws is not None else None
-    if workspace_role(ctx.principal, ws, member) != "curator":
-        raise ApiError("not_authorized", "Only a curator of this workspace reviews quarantined versions.")
-    if (writer.kind, writer.public_id) == (ctx.principal.kind, ctx.principal.public_id):
-        raise ApiError("not_authorized", "You wrote this version: another curator of the workspace reviews it.")
+    reviews(ctx.principal, workspace_role(ctx.principal, ws, member), writer, "version")
+
+
+def reviews(principal: Principal, role: str | None, writer: Author, what: Literal["version", "record"]) -> None:
+    """The review rule of everything shared in a workspace (its documents' versions, its records): a
+    curator of it reviews, and never what they wrote themselves (a second pair of eyes)."""
+    if not is_curator(role):
+        things = "quarantined versions" if what == "version" else "records"
+        raise ApiError("not_authorized", f"Only a curator of this workspace reviews {things}.")
+    if (writer.kind, writer.public_id) == (principal.kind, principal.public_id):
+        raise ApiError("not_authorized", f"You wrote this {what}: another curator of the workspace reviews it.")
+
+
+def sees_record(principal: Principal, ws: Workspace, role: str | None, rec: TypedRecord | None) -> bool:
+    """A workspace's records: private ones are their author's alone; quarantined ones a curator's (and
+    nobody else's)."""
+    if rec is None or rec.workspace_id != ws.public_id:
+        return False
+    if rec.visibility == "private" and rec.author.public_id != principal.public_id:
+        return False
+    return not rec.hidden or is_curator(role)
+
+
+def grants_write(standing: Standing, where: str, what: str, memory_name: str) -> None:
+    """A mount or an attachment that writes a Memory needs the grantor's own write standing on it."""
+    if standing != "write":
+        raise ApiError("not_authorized", f"{where}: {what} needs write access to Memory {memory_name!r}.")
 
 
 def access_of(src: Source) -> Literal["read", "read_write"]:

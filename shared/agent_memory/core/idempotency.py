@@ -23,14 +23,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.api.errors import CATALOGUE, ApiError
+from agent_memory.api.errors import CATALOGUE, ApiError, retryable_status
+from agent_memory.core import clock
 
 # A key is 1-128 printable ASCII characters (space to tilde).
 KEY_RE = re.compile(r"[\x20-\x7e]{1,128}\Z")
@@ -145,7 +145,7 @@ def fingerprint(method: str, route: str, params: dict[str, str], body: Any) -> s
 
 def unit_of_work(scope: str, key: str, print_: str, now: float | None = None) -> UnitOfWork:
     digest = hashlib.sha256(key.encode("ascii")).hexdigest()
-    return UnitOfWork(scope, digest, print_, int(now if now is not None else time.time()) + TTL_SECONDS)
+    return UnitOfWork(scope, digest, print_, int(now if now is not None else clock.now()) + TTL_SECONDS)
 
 
 def current() -> UnitOfWork | None:
@@ -164,7 +164,7 @@ def bound(uow: UnitOfWork | None) -> Iterator[None]:
 
 def judge(guard: UnitOfWork, record: Record | None, now: float | None = None) -> None:
     """Before running: replay the recorded answer of this same request, or refuse another under its key."""
-    if record is None or record.expires_at <= (now if now is not None else time.time()):
+    if record is None or record.expires_at <= (now if now is not None else clock.now()):
         return
     if record.fingerprint != guard.fingerprint:
         raise conflict()
@@ -222,11 +222,11 @@ def settle(result: Any) -> None:
 def final(status: int, body: Any) -> bool:
     """Whether an answer is final, and so recorded: 5xx and 429 are not, and neither is a tool's result
     (a 200) that tells the model of one (storage busy or unavailable, rate limited), since its retry must run."""
-    if status >= 500 or status == 429:
+    if retryable_status(status):
         return False
     if isinstance(body, dict) and body.get("is_error") is True:
-        told = CATALOGUE.get(str(body.get("code")), 0)
-        return not (told >= 500 or told == 429)
+        told = CATALOGUE.get(str(body.get("code")))
+        return told is None or not told.retryable
     return True
 
 

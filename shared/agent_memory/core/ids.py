@@ -1,4 +1,4 @@
-"""Identifiers, bearer tokens and timestamps."""
+"""Identifiers and bearer tokens (timestamps are core/clock.py's; `now_iso` is re-exported for its callers)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from agent_memory.api.contract import UUID_PATTERN
+from agent_memory.core.clock import now_iso as now_iso  # where most callers have always found it
 
 # The one spelling of a public id is the contract's: JSON schemas and request models use the text,
 # `is_uuid` the compiled form (with \Z, since Python's `$` would also accept a trailing newline).
@@ -28,6 +28,8 @@ def uuid7() -> str:
     """A UUIDv7 string: time-ordered, so ids sort by creation like the rows they name."""
     global _last_ms, _seq
     with _lock:
+        # Real time, not the service's clock: a test holding that clock (even in the future, then letting
+        # it go) must not stall the id sequence, whose order is the rows' order.
         ms = time.time_ns() // 1_000_000
         if ms <= _last_ms:
             # Same or earlier millisecond: keep ids monotonic within the process.
@@ -44,11 +46,6 @@ def uuid7() -> str:
 
 def is_uuid(value: object) -> bool:
     return isinstance(value, str) and _UUID_RE.match(value) is not None
-
-
-def now_iso() -> str:
-    """UTC with milliseconds: fine enough to order documents newest-first."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def sha256_hex(data: bytes) -> str:

@@ -13,14 +13,13 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.api.contract import Door
 from agent_memory.api.errors import ApiError
-from agent_memory.core import access
+from agent_memory.core import access, clock
 from agent_memory.core.access import Standing
 from agent_memory.core.bindings import Binding, apply_limit, configured_bindings
 from agent_memory.core.context import Context, Source
@@ -361,7 +360,7 @@ class Resolver:
         if role is None:
             raise access.not_found("workspace")
         if write:
-            access.require_write_standing("write" if role in access.WRITING_ROLES else "read")
+            access.require_workspace_write(role)
         # This door has no speaker/ root, but the selector is still checked: same verbs, same refusals.
         access.selected_speaker(principal, got.get(Ref.speaker(speaker_selector or "")), speaker_selector)
         src = access.workspace_source(workspace_id, role)
@@ -476,7 +475,7 @@ class Resolver:
             parent = got[Ref.execution(parent_id)]
             if parent is None or parent.account_id != principal.account_id or parent.workspace_id != ws.public_id:
                 raise access.not_found("parent execution")
-            access.unexpired(parent, time.time())
+            access.unexpired(parent, clock.now())
             if len(parent.lineage) > MAX_SPAWN_DEPTH:
                 raise ApiError(
                     "parameter_invalid",
@@ -564,7 +563,7 @@ class Resolver:
         access.may_send_mail(
             principal, sender, access.conversation_standing(principal, sender_ws, sender_member, sender_conv)
         )
-        access.unexpired(sender, time.time())
+        access.unexpired(sender, clock.now())
         access.not_stopped(sender, got)
         # Completion continues with the captured subject: the mail keeps the sender's.
         subject: Speaker | None = got.get(Ref.speaker(sender.speaker_id)) if sender.speaker_id else None
@@ -621,7 +620,7 @@ class Resolver:
             raise _unauthenticated()
         if ex is None:
             raise access.not_found("execution")
-        access.unexpired(ex, time.time())
+        access.unexpired(ex, clock.now())
         if eref in got:
             _EXECUTIONS.put(ex.public_id, ex)
             got.update(self.store.get_many(_execution_refs(ex, paths)))
@@ -631,11 +630,10 @@ class Resolver:
         standing = access.still_standing(access.conversation_standing(principal, ws, member, conv))
         if ws is None or conv is None:  # still_standing has refused already; this narrows the types
             raise access.not_found("execution")
-        host_write = standing == "write"
         sources: dict[str, Source] = {}
         for e in ex.bindings:
             b = thawed(e)
-            rw = b.access == "read_write" and host_write
+            rw = access.writes_through(b, standing)
             if b.scope == "conversation" and b.conversation_public_id:
                 # The frozen anchor of an alias is the aliased conversation itself.
                 sources[b.name] = access.alias_source(principal, ws, member, b, got)

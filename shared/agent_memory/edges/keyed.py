@@ -69,7 +69,7 @@ def run(keyed: Keyed[R]) -> R | Replay:
         # A duplicate committed first: its commit refused this one on the key's record.
         return Replay(done.answer)
     except ApiError as err:
-        if keyed.refusals and not uow.stored and 400 <= err.status < 500 and err.status != 429:
+        if keyed.refusals and not uow.stored and not err.retryable:
             # A failure to store the refusal's record raises instead: answering the refusal then would let
             # a retry run again and succeed.
             found = record(uow, Answer(err.status, err.body()))

@@ -7,8 +7,9 @@ what is persisted (an execution's stored bindings have their own mapping in the 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from agent_memory.core import clock
 
 # Views read their arguments' attributes only: the types are for the checker, so a route that renders
 # no block or skill never imports block.py, skills.py or context.py for its views.
@@ -240,7 +241,7 @@ def execution(ex: Execution, *, stopped: bool = False) -> Json:
         "bindings": [binding(b) for b in ex.bindings],
         "tools": ex.tools,
         "created_at": ex.created_at,
-        "expires_at": datetime.fromtimestamp(ex.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        "expires_at": clock.iso_of(int(ex.expires_at)),
         # A new execution runs; the stop route answers it stopped (a stop is final).
         "stopped": stopped,
     }
@@ -385,7 +386,7 @@ def roots(ctx: Context) -> list[Json]:
 
 
 def lease(le: Lease) -> Json:
-    at = datetime.fromtimestamp(le.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    at = clock.iso_of(le.expires_at)
     return {"path": le.path, "holder": author(le.holder), "expires_at": at}
 
 

@@ -41,7 +41,7 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from agent_memory.api.errors import ApiError
-from agent_memory.core import idempotency
+from agent_memory.core import clock, idempotency
 from agent_memory.store import kinds
 from agent_memory.store.items import unmarshal
 
@@ -284,7 +284,7 @@ def guarded(steps: Sequence[Step], refusals: Refusals) -> tuple[list[Step], Refu
                 "Item": kinds.idempotency_item(uow.record(), request_token()),
                 "ConditionExpression": "attribute_not_exists(#pk) OR #exp <= :now",
                 "ExpressionAttributeNames": {"#pk": "pk", "#exp": "expires_at"},
-                "ExpressionAttributeValues": {":now": {"N": str(int(time.time()))}},
+                "ExpressionAttributeValues": {":now": {"N": str(int(clock.now()))}},
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         },

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
 from typing import Any
 
 from agent_memory.api.errors import ApiError, destination_taken, stale, version_not_found, version_redacted
+from agent_memory.core import clock
 from agent_memory.core.ids import now_iso
 from agent_memory.core.model import (
     Anchor,
@@ -304,7 +303,7 @@ class Documents(Backend):
         }
 
     def _meter_steps(self, budget: WriteBudget) -> list[Step]:
-        minute = int(time.time() // 60)
+        minute = int(clock.now() // 60)
         return [
             (
                 f"budget:{m.subject}",
@@ -530,7 +529,7 @@ def lease_free_for(writer: Author) -> dict[str, Any]:
         "ConditionExpression": "attribute_not_exists(#pk) OR #lu <= :now OR #hk = :me",
         "ExpressionAttributeNames": {"#pk": "pk", "#lu": "lease_until", "#hk": "holder_key"},
         "ExpressionAttributeValues": {
-            ":now": {"N": f"{time.time():.3f}"},
+            ":now": {"N": f"{clock.now():.3f}"},
             ":me": {"S": f"{writer.kind}:{writer.public_id}"},
         },
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
@@ -541,7 +540,7 @@ def leased_refusal(old: dict[str, Any] | None) -> ApiError:
     """A change refused by a lease someone else holds on the file: who holds it, and until when."""
     holder = author_of(old or {}, "holder")
     until = float((old or {}).get("lease_until") or 0)
-    at = datetime.fromtimestamp(until, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    at = clock.iso_of(until)
     return ApiError(
         "memory_leased",
         f"{(old or {}).get('path', 'This file')!r} is leased by {holder.name or holder.public_id} until {at}: "
@@ -569,7 +568,7 @@ def _budget_refusals(budget: WriteBudget) -> dict[str, Refusal]:
 
 def _rate_limited(meter: Meter) -> Refusal:
     def refused(_: dict[str, Any] | None) -> ApiError:
-        wait = 60 - int(time.time()) % 60
+        wait = 60 - int(clock.now()) % 60
         return ApiError(
             "rate_limited",
             _SPENT[meter.subject].format(n=meter.per_minute) + f"; nothing was changed. Try again in {wait} seconds.",

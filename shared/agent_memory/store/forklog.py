@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from agent_memory.core import clock
 from agent_memory.store import keys
 
 FORK_LOG_TTL_SECONDS = 3 * 24 * 3600
@@ -30,7 +31,7 @@ def fork_log_time(epoch: float) -> str:
 
 def fork_log_item(child_id: str, content_keys: list[str], epoch: float | None = None) -> dict[str, Any]:
     """The log entry of one fork, as a plain dict (`items.marshal` spells it for DynamoDB)."""
-    at = time.time() if epoch is None else epoch
+    at = clock.now() if epoch is None else epoch
     pk, sk = keys.fork_log(time.strftime("%Y-%m-%dT%H", time.gmtime(at)), fork_log_time(at), child_id)
     return {
         "pk": pk,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 from botocore.exceptions import ClientError
 
+from agent_memory.core import clock
 from agent_memory.core.idempotency import Record
 from agent_memory.store import kinds
 from agent_memory.store.clients import Backend
@@ -24,7 +23,7 @@ class IdempotencyRecords(Backend):
                     Item=item,
                     ConditionExpression="attribute_not_exists(#pk) OR #exp <= :now",
                     ExpressionAttributeNames={"#pk": "pk", "#exp": "expires_at"},
-                    ExpressionAttributeValues={":now": {"N": str(int(time.time()))}},
+                    ExpressionAttributeValues={":now": {"N": str(int(clock.now()))}},
                     ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 ),
                 ["idempotency"],

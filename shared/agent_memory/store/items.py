@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from agent_memory.core import clock
 from agent_memory.core.idempotency import Answer, Record
 from agent_memory.core.model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
@@ -324,7 +324,7 @@ def _ancestors(it: dict[str, Any]) -> list[Ancestor]:
 
 
 def _epoch(iso: str) -> int:
-    return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
+    return int(clock.epoch_of(iso))
 
 
 def _quarantine_attributes(q: Quarantine | None) -> dict[str, Any]:

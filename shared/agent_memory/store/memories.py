@@ -8,11 +8,11 @@ and an attachment moves the agent's list, the Memory's edge and its count at onc
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any
 
 from agent_memory.api.errors import ApiError, version_not_found, version_redacted
+from agent_memory.core import clock
 from agent_memory.core.model import (
     Agent,
     Anchor,
@@ -312,7 +312,7 @@ class Memories(Backend):
                             "Key": keys.wire(keys.meta(memory.anchor)),
                             "UpdateExpression": "SET #del = :now",
                             "ExpressionAttributeNames": {"#del": "deleted_at"},
-                            "ExpressionAttributeValues": {":now": {"N": str(int(time.time()))}},
+                            "ExpressionAttributeValues": {":now": {"N": str(int(clock.now()))}},
                         }
                     },
                 )

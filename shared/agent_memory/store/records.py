@@ -8,7 +8,6 @@ that already holds the text, which the service then counts a mention of (`Duplic
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from agent_memory.api.errors import ApiError
+from agent_memory.core import clock
 from agent_memory.core.model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
 from agent_memory.core.ports import DuplicateClaimed, RecordMoved
 from agent_memory.store import keys, kinds
@@ -426,7 +426,7 @@ class Records(Documents):
                     ExpressionAttributeValues={
                         ":op": {"S": operation},
                         ":until": {"N": repr(until)},
-                        ":now": {"N": repr(time.time())},
+                        ":now": {"N": repr(clock.now())},
                         ":no": {"BOOL": False},
                     },
                 ),

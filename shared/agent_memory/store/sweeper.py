@@ -72,6 +72,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from agent_memory.core.clock import now
 from agent_memory.core.model import DEFAULT_VERSIONS_KEPT, Anchor
 from agent_memory.store import kinds
 from agent_memory.store.forklog import fork_log_partition, fork_log_time
@@ -367,7 +368,7 @@ def sweep(
     settle_seconds: float = DEFAULT_SETTLE_SECONDS,
     versions_kept: int = DEFAULT_VERSIONS_KEPT,
     dry_run: bool = False,
-    clock: Callable[[], float] = time.time,
+    clock: Callable[[], float] = now,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SweepReport:
     """One sweep. The order of the steps is what makes it safe: see the module docstring."""

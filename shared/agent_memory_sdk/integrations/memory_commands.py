@@ -38,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from agent_memory.api.errors import CALL_REFUSALS
+
 from agent_memory_sdk.client import (
     NEW,
     AlreadyExists,
@@ -57,10 +59,6 @@ PREFIX = "/memories"
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 MAX_LINES = 999_999
 LINE_NUMBER_WIDTH = len(str(MAX_LINES))
-# Refusals of the call, not of the command: no model can fix them by changing its input.
-CALL_REFUSALS = frozenset(
-    {"not_authenticated", "not_found", "execution_stopped", "execution_expired", "not_authorized", "internal_error"}
-)
 
 T = TypeVar("T")
 Pair = tuple[str | None, int | None]

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import math
 import secrets
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.api.contract import TOOL_NAMES
 from agent_memory.api.errors import ApiError
-from agent_memory.core import access
+from agent_memory.core import access, clock
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context
 from agent_memory.core.idempotency import settle
@@ -107,7 +106,7 @@ class ExecutionService:
             created_at=now_iso(),
             parent_id=start.parent.public_id if start.parent else None,
             # Rounded up: an execution lives at least its whole lifetime.
-            expires_at=math.ceil(time.time()) + self.ttl_seconds,
+            expires_at=math.ceil(clock.now()) + self.ttl_seconds,
             secret_digest=token_digest(secret),
             principal_name=ctx.author().name,
             mounts=mounts,
@@ -157,7 +156,7 @@ class ExecutionService:
         budget = self.budgets.of(principal)
         if budget is not None:
             self.store.spend(budget)
-        now = time.time()
+        now = clock.now()
         # The mark must outlive every execution it stops. None can be spawned below this one once the mark
         # is there, so each descendant began before `now` (or at most a request's length after, if its spawn
         # raced the stop) and expires within a lifetime of it; an hour covers the race and a clock's skew.

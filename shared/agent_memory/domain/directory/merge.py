@@ -17,12 +17,11 @@ conditioned on the revision read, so a parent changed during the merge refuses i
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from agent_memory.api.errors import ApiError
-from agent_memory.core import access
+from agent_memory.core import access, clock
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context
 from agent_memory.core.idempotency import settle, suspended
@@ -147,7 +146,7 @@ class MergeService:
             raise ApiError("conversation_archived", "The parent conversation is archived: its memory is read-only.")
         # The child is marked as holding bytes another conversation may point at before its rows are read:
         # a redaction there then leaves what the merge lands to the sweeper (as a fork marks its parent).
-        now = time.time()
+        now = clock.now()
         with suspended():  # written ahead of the change: not the commit that records the answer
             self.store.update_conversation(child.public_id, forked_at=now)
         child_anchor, parent_anchor = Anchor("conversation", child.public_id), Anchor("conversation", parent.public_id)

@@ -166,10 +166,8 @@ def plan(
         mode: MountMode = r.mode
         if mem.source == "git":
             mode = "readonly"  # a git-synced Memory is read-only whatever a mount asks
-        elif mode == "readwrite" and found.standing != "write":
-            raise ApiError(
-                "not_authorized", f"mounts[{r.index}]: a readwrite mount needs write access to Memory {mem.name!r}."
-            )
+        elif mode == "readwrite":
+            access.grants_write(found.standing, f"mounts[{r.index}]", "a readwrite mount", mem.name)
         mounts.append(Mount(r.path, "memory", mode, mem.source, mem.memory_id, mem.name, None, mem.description))
     for scope in ("agent", "user"):
         src = _bound(ctx, scope)

@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import re
 import secrets
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_memory.api.errors import ApiError
-from agent_memory.core import access, idempotency
+from agent_memory.core import access, clock, idempotency
 from agent_memory.core.bindings import Binding
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context, Source
 from agent_memory.core.ids import PresentedToken, now_iso, sha256_hex, uuid7
 from agent_memory.core.model import (
-    MAX_ATTACHMENTS,
-    MAX_DESCRIPTION_BYTES,
     MAX_MEMORY_FILE_BYTES,
     Agent,
     Attachment,
@@ -43,7 +40,7 @@ from agent_memory.core.model import (
     Version,
     VersionCheck,
 )
-from agent_memory.core.paths import FILES_ROOT, SCOPES, MemoryPath, parse_file_path, prefix_matches
+from agent_memory.core.paths import FILES_ROOT, MemoryPath, parse_file_path, prefix_matches
 from agent_memory.core.ports import MemoriesStore, Ref
 from agent_memory.core.resolver import MemoryDoor, Resolver
 from agent_memory.domain.memory.history import HistoryService
@@ -53,14 +50,6 @@ if TYPE_CHECKING:
     from agent_memory.domain.memories.gitsource import GitSnapshot
 
 MEMORY_ID_RE = re.compile(r"^mem_[0-9a-f]{32}\Z")
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
-MAX_NAME = 64
-DEPLOYMENT_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?\Z")
-# Files a Memory may be created with in the one transaction that creates it (two items each, beside the
-# Memory's own five): more are written through the files routes, or come from a Git import.
-MAX_CREATE_FILES = 32
-MAX_PANEL_HUMANS = 32
-MAX_PANEL_WORKSPACES = 16
 LIST_LIMIT_MAX = 100
 FILES_LIMIT_MAX = 1000
 # A listing walks at most this many index entries for one page (invisible Memories are skipped).
@@ -76,45 +65,6 @@ def check_memory_id(value: str) -> str:
     if not MEMORY_ID_RE.match(value):
         raise access.not_found("Memory")
     return value
-
-
-def check_name(name: str) -> str:
-    if len(name) > MAX_NAME or not NAME_RE.match(name):
-        raise ApiError(
-            "memory_name_invalid",
-            f"{name[:80]!r} is not a Memory name: lowercase letters and digits in words joined by single "
-            f"hyphens ('team-runbooks'), at most {MAX_NAME} characters.",
-        )
-    if name in SCOPES:
-        raise ApiError(
-            "memory_name_invalid",
-            f"{name!r} is reserved: it names one of the server's own memory scopes inside a session.",
-        )
-    return name
-
-
-def check_memory_description(description: str) -> str:
-    if len(description.encode("utf-8", "surrogatepass")) > MAX_DESCRIPTION_BYTES:
-        raise ApiError(
-            "memory_description_invalid", f"memory.description is longer than {MAX_DESCRIPTION_BYTES} bytes."
-        )
-    return description
-
-
-def check_deployment(value: str | None, where: str) -> str | None:
-    if value is not None and not DEPLOYMENT_RE.match(value):
-        raise ApiError(
-            "validation_failed",
-            f"{where} must be a deployment label: lowercase letters, digits, '-' and '_', at most 64 characters.",
-        )
-    return value
-
-
-def _check_default(default: MemoryDefault | None) -> MemoryDefault | None:
-    """A tenant default reaching a deployment names it as agents' deployment labels are spelt."""
-    if default is not None:
-        check_deployment(default.deployment, "memory.default.deployment")
-    return default
 
 
 # ---- what the verbs answer ------------------------------------------------------------------------------
@@ -236,23 +186,9 @@ class MemoriesService:
 
     def create(self, presented: PresentedToken | None, spec: MemorySpec) -> MemoryView:
         principal = self.resolver.human(presented)
-        check_name(spec.name)
-        check_memory_description(spec.description)
-        _check_default(spec.default)
+        # The request model has checked the name, the description, the default and the files' shape.
         self._check_panel(principal, spec.access)
-        if spec.git is not None and spec.files:
-            raise ApiError("validation_failed", "memory.files and memory.source.git exclude each other.")
-        if len(spec.files) > MAX_CREATE_FILES:
-            raise ApiError(
-                "validation_failed",
-                f"memory.files holds at most {MAX_CREATE_FILES} files at creation; write the rest through "
-                "the Memory's files route.",
-            )
-        seen: set[str] = set()
-        for index, (mp, content) in enumerate(spec.files):
-            if mp.rest in seen:
-                raise ApiError("validation_failed", f"memory.files[{index}].path repeats {mp.rest!r}.")
-            seen.add(mp.rest)
+        for _, content in spec.files:
             check_content(content, MAX_MEMORY_FILE_BYTES)
         snapshot = None
         if spec.git is not None:
@@ -295,17 +231,12 @@ class MemoriesService:
     def _first_version(self, ctx: Context, mp: MemoryPath, content: str) -> tuple[Document, Version]:
         src = ctx.sources[FILES_ROOT]
         doc = self.memory.new_version(ctx, src, mp, check_content(content, MAX_MEMORY_FILE_BYTES), uuid7(), 0, None)
-        return doc, Version.of(doc, "write", time.time())
+        return doc, Version.of(doc, "write", clock.now())
 
     def _check_panel(self, principal: Principal, panel: MemoryAccess | None) -> None:
         """Every Human and workspace an Access panel names must exist in the caller's account."""
         if panel is None:
             return
-        if len(panel.humans) > MAX_PANEL_HUMANS or len(panel.workspaces) > MAX_PANEL_WORKSPACES:
-            raise ApiError(
-                "validation_failed",
-                f"memory.access names at most {MAX_PANEL_HUMANS} humans and {MAX_PANEL_WORKSPACES} workspaces.",
-            )
         refs = [Ref.human(h) for h in panel.humans] + [Ref.workspace(w) for w in panel.workspaces]
         got = self.store.get_many(refs)
         for ref in refs:
@@ -320,8 +251,6 @@ class MemoriesService:
 
     def listing(self, presented: PresentedToken | None, limit: int, cursor: str | None) -> MemoryPage:
         principal = self.resolver.principal(presented)
-        if cursor is not None and not MEMORY_ID_RE.match(cursor):
-            raise ApiError("parameter_invalid", "cursor is not a cursor this listing gave out.")
         ctx = Context(self.store, principal, "memory", {})
         out: list[MemoryView] = []
         after, scanned = cursor, 0
@@ -367,9 +296,9 @@ class MemoriesService:
         access.may_manage_memory(ctx.principal, door.reach)
         after = mem
         if change.description is not None:
-            after = replace(after, description=check_memory_description(change.description))
+            after = replace(after, description=change.description)
         if change.default_given:
-            after = replace(after, default=_check_default(change.default))
+            after = replace(after, default=change.default)
         if change.access_given:
             ctx.fetch([Ref.account(mem.account_id)])
             access.may_change_access(ctx.principal, mem, ctx.loaded)
@@ -452,7 +381,7 @@ class MemoriesService:
         access.may_change(ctx, mp)
         holder = ctx.author()
         # To the millisecond the lease row keeps, so the answer and a refusal name the same instant.
-        lease = Lease(door.memory.memory_id, mp.rest, holder, round(time.time() + seconds, 3))
+        lease = Lease(door.memory.memory_id, mp.rest, holder, round(clock.now() + seconds, 3))
         idempotency.settle(lease)
         self.store.put_lease(lease, door.memory.anchor.key)
         return lease
@@ -477,9 +406,6 @@ class MemoriesService:
         the bytes to the sweeper)."""
         principal = source_ctx.principal
         access.require_human(principal)
-        check_name(name)
-        check_memory_description(description)
-        _check_default(default)
         record = self.history.version_of(source_ctx, source, lock_version)
         if record.pii:
             raise ApiError(
@@ -524,7 +450,7 @@ class MemoriesService:
             record.pii,
             record.quarantine,
         )
-        first = Version.of(doc, "promote", time.time(), promoted_from=origin)
+        first = Version.of(doc, "promote", clock.now(), promoted_from=origin)
         stats = MemoryStats(1, doc.bytesize, author, doc.written_at)
         self._spend(principal)
         view = MemoryView(memory, stats)
@@ -627,7 +553,7 @@ class MemoriesService:
         access.may_attach(principal, agent)
         deployment = agent.deployment
         if change.deployment_given:
-            deployment = check_deployment(change.deployment, "agent.deployment")
+            deployment = change.deployment
         attached = agent.memories
         if change.memories is not None:
             attached = tuple(self._checked_attachments(principal, agent, change.memories))
@@ -646,11 +572,7 @@ class MemoriesService:
     def _checked_attachments(self, principal: Principal, agent: Agent, wanted: list[Attachment]) -> list[Attachment]:
         """The list a steward sends, each Memory visible to the attacher (a program attaching itself
         attaches with its steward's access) and, for readwrite, writable by it."""
-        if len(wanted) > MAX_ATTACHMENTS:
-            raise ApiError("validation_failed", f"agent.memories holds at most {MAX_ATTACHMENTS} Memories.")
         ids = [a.memory_id for a in wanted]
-        if len(set(ids)) != len(ids):
-            raise ApiError("validation_failed", "agent.memories names a Memory twice.")
         subject = principal
         if principal.kind == "agent":
             subject = Principal("human", agent.steward_id, agent.account_id)
@@ -671,11 +593,8 @@ class MemoriesService:
                     "validation_failed",
                     f"agent.memories[{index}]: Memory {mem.name!r} is archived: it cannot be newly attached.",
                 )
-            if a.mode == "readwrite" and reach.standing != "write":
-                raise ApiError(
-                    "not_authorized",
-                    f"agent.memories[{index}]: a readwrite attachment needs write access to Memory {mem.name!r}.",
-                )
+            if a.mode == "readwrite":
+                access.grants_write(reach.standing, f"agent.memories[{index}]", "a readwrite attachment", mem.name)
         return wanted
 
     def effective(self, presented: PresentedToken | None, agent_id: str) -> list[Effective]:
@@ -757,7 +676,7 @@ class MemoriesService:
                 edges.append({"from": p.memory_id, "to": m.memory_id, "kind": "provenance"})
         # A Memory an unexpired session mounts is no orphan either (the execution's mounts are frozen, so it
         # may be one no attachment or default reaches any more).
-        mounted = self.store.mounted_memories(principal.account_id, time.time())
+        mounted = self.store.mounted_memories(principal.account_id, clock.now())
         nodes += [{"id": aid, "kind": "agent", "name": name} for aid, name in sorted(agents.items())]
         nodes += [
             {"id": t, "kind": "all_agents" if t == "all_agents" else "deployment", "name": n}

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_memory.api.errors import ApiError, destination_taken, stale
+from agent_memory.core import clock
 from agent_memory.core.access import DOORS, check_context_revision, may_change, refuse_override
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context, Source
@@ -150,7 +151,7 @@ class MemoryService:
         """The commit of one change: the pointer row, the new version's record (`recorded`, or one made
         from `new`), and the record that falls out of the retention bound with it."""
         budget = self.budgets.of(ctx.principal)
-        version = recorded if recorded is not None or new is None else Version.of(new, operation, time.time(), **record)
+        version = recorded if recorded is not None or new is None else Version.of(new, operation, clock.now(), **record)
         pruned = None if new is None else new.lock_version - self.versions_kept
         size, writer = 0, None
         if src.anchored.scope == "memory":

@@ -36,11 +36,10 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from agent_memory.api.errors import ApiError
-from agent_memory.core import access
+from agent_memory.core import access, clock
 from agent_memory.core.budget import Budgets
 from agent_memory.core.idempotency import settle, suspended
 from agent_memory.core.ids import PresentedToken, is_uuid, now_iso, uuid7
@@ -76,22 +75,8 @@ EXPORT_LAYERS = ("Workspace", "Session")
 _EXPORT_LINE_OVERHEAD = 2048
 
 
-def clock() -> float:
-    """The time the duplicate rules read (tests move it to step past the mention window)."""
-    return time.time()
-
-
 def _not_found() -> ApiError:
     return ApiError("not_found", "No record with that id is visible to you.")
-
-
-def instant(value: str) -> float:
-    """Epoch seconds of a stored ISO 8601 instant."""
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-
-
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,22 +204,13 @@ class Caller:
     role: str
     execution_public_id: str | None = None
 
-    @property
-    def curator(self) -> bool:
-        return self.role == "curator"
-
     def author(self) -> Author:
         # A record a model appended names the run it came through, as a document version does.
         p = self.principal
         return Author(p.kind, p.public_id, p.name, self.execution_public_id)
 
     def sees(self, rec: TypedRecord | None) -> bool:
-        """Private records are their author's alone; quarantined ones a curator's (and nobody else's)."""
-        if rec is None or rec.workspace_id != self.workspace.public_id:
-            return False
-        if rec.visibility == "private" and rec.author.public_id != self.principal.public_id:
-            return False
-        return not rec.hidden or self.curator
+        return access.sees_record(self.principal, self.workspace, self.role, rec)
 
 
 def group_of(
@@ -250,7 +226,7 @@ def _searchable_text(rec: TypedRecord) -> str:
 
 
 def _expired(rec: TypedRecord, now: float) -> bool:
-    return rec.valid_to is not None and instant(rec.valid_to) < now
+    return rec.valid_to is not None and clock.epoch_of(rec.valid_to) < now
 
 
 class RecordsService:
@@ -285,7 +261,7 @@ class RecordsService:
         if role is None or ws is None:
             raise access.not_found("workspace")
         if write:
-            access.require_write_standing("write" if role in access.WRITING_ROLES else "read")
+            access.require_workspace_write(role)
         return Caller(principal, ws, role, execution), got
 
     def _record_refs(self, ws_id: str, record_id: str) -> list[Ref]:
@@ -326,7 +302,7 @@ class RecordsService:
         if spec.supersedes is not None:
             extra += self._record_refs(ws_id, spec.supersedes)
         caller, got = self._caller(tok, ws_id, extra, write=True)
-        now = clock()
+        now = clock.now()
         at = now_iso()
         pii, quarantine = scan(spec.content)
         operation = uuid7()
@@ -383,7 +359,7 @@ class RecordsService:
                 # The record this append was counted into changed between its read and the commit
                 # (merged into, superseded, deleted): look again from the claim and the bands.
                 got = self.store.get_many(list(got))
-                now = clock()
+                now = clock.now()
         raise ApiError(
             "storage_busy",
             "The records this one duplicates kept changing while it was checked: send it again.",
@@ -437,7 +413,7 @@ class RecordsService:
                 continue
             if (
                 cand.content_digest == rec.content_digest
-                and now - instant(cand.last_seen_at or cand.created_at) < MENTION_WINDOW_SECONDS
+                and now - clock.epoch_of(cand.last_seen_at or cand.created_at) < MENTION_WINDOW_SECONDS
             ):
                 # Identical text written within the hour whose claim this append missed (read a moment
                 # before that record's commit landed): a mention, as the claim would have said.
@@ -511,7 +487,7 @@ class RecordsService:
             dead_claim=dead,
             bands=new_bands if replaced is not None else (),
             budget=budget,
-            now=clock(),
+            now=clock.now(),
         )
         return answer if stored is None else Appended(stored, True, replaced is not None, new.operation_id)
 
@@ -578,16 +554,9 @@ class RecordsService:
 
     def review(self, presented: PresentedToken | None, ws_id: str, record_id: str, decision: str) -> TypedRecord | None:
         caller, rec = self._opened(presented, ws_id, record_id, write=True)
-        if not caller.curator:
-            raise (
-                _not_found()
-                if rec.hidden
-                else ApiError("not_authorized", "Only a curator of this workspace reviews records.")
-            )
+        access.reviews(caller.principal, caller.role, rec.author, "record")
         if rec.quarantine is None or rec.quarantine.status != "pending":
             raise ApiError("validation_failed", "That record is not waiting for review.")
-        if rec.author.public_id == caller.principal.public_id:
-            raise ApiError("not_authorized", "You wrote this record: another curator of the workspace reviews it.")
         budget = self.budgets.of(caller.principal)
         if decision == "reject":
             settle(None)
@@ -626,7 +595,7 @@ class RecordsService:
                     # Quarantined lines wait for review; another author's private lines are theirs to consolidate.
                     continue
                 if not self.store.claim_run_line(
-                    ws_id, run_id, line.record_id, operation, clock() + CONSOLIDATION_LEASE_SECONDS
+                    ws_id, run_id, line.record_id, operation, clock.now() + CONSOLIDATION_LEASE_SECONDS
                 ):
                     continue
                 for kind, clause in self.extractor.extract(raw.content, instructions):
@@ -651,10 +620,10 @@ class RecordsService:
     def search(self, presented: Acting, ws_id: str, q: SearchSpec) -> SearchPage:
         caller, _ = self._caller(presented, ws_id, write=False)
         offset = _read_cursor(q.cursor, q.fingerprint())
-        if q.quarantine == "pending" and not caller.curator:
+        if q.quarantine == "pending" and not access.is_curator(caller.role):
             return SearchPage([], None)
         rows, truncated = self.store.workspace_records(ws_id, q.layer)
-        now = clock()
+        now = clock.now()
         kept = [r for r in rows if self._selected(caller, r, q, now)]
         ranked: list[tuple[TypedRecord, float]]
         if q.quarantine == "pending" and not q.query:

@@ -141,7 +141,7 @@ def _responses(route: RouteSpec, schemas: Json) -> Json:
     successes = {str(s): _success(route, s, schemas) for s in (route.status, *route.also)}
     # Every status of the catalogue: a refusal's status is its code's, whichever route gives it.
     refused = {"$ref": "#/components/responses/Refused"}
-    return {**successes, **{str(s): refused for s in sorted(set(CATALOGUE.values()))}}
+    return {**successes, **{str(s): refused for s in sorted({c.status for c in CATALOGUE.values()})}}
 
 
 def _summary(route: RouteSpec) -> str:

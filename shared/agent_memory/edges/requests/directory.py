@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, PlainValidator, WithJsonSchema, model_validator
 
-from agent_memory.domain.directory.service import MAX_OVERRIDE_KEY, MAX_OVERRIDES
-from agent_memory.edges.requests.base import SURROGATE, Body, Flag, Name, OptionalName, OptionalUuid, Uuid, coded
+from agent_memory.api.contract import NAME_RULES
+from agent_memory.domain.directory.service import MAX_OVERRIDES
+from agent_memory.edges.requests.base import SURROGATE, Body, Flag, Name, OptionalUuid, Uuid, coded
+
+# The contract's grammar for the {agent_name} a definition is addressed by (\Z: `$` accepts a newline).
+DEFINITION_NAME_RE = re.compile(NAME_RULES["agent_name"].pattern[:-1] + r"\Z")
+MAX_PROVIDER_NAME = 200
+MAX_OVERRIDE_KEY = 64
 
 
 def _overrides(value: Any) -> dict[str, Any]:
     # The keys are bounded here, before anything is read: a thousand keys, or one of 100 KB, would make a
-    # workspace row past DynamoDB's 400 KB. The values (a provider name, or null to clear one) and the
-    # merged total are the directory's to judge.
+    # workspace row past DynamoDB's 400 KB. Each value is a provider name, or null to clear one; the
+    # merged total, which depends on what is stored, is the directory's to judge.
     if not isinstance(value, dict):
         raise coded("parameter_invalid", "must be a JSON object")
     if len(value) > MAX_OVERRIDES:
@@ -24,6 +31,13 @@ def _overrides(value: Any) -> dict[str, Any]:
                 "parameter_invalid",
                 f"has the key {key[:64]!r}; a key is 1 to {MAX_OVERRIDE_KEY} printable characters, "
                 "such as 'nexus.memory'",
+            )
+    for key, provider in value.items():
+        if provider is not None and not (
+            isinstance(provider, str) and provider.strip() and len(provider) <= MAX_PROVIDER_NAME
+        ):
+            raise coded(
+                "parameter_invalid", f"tool_provider_overrides[{key!r}] must be a provider name or null.", whole=True
             )
     return value
 
@@ -36,7 +50,9 @@ Overrides = Annotated[
             "type": "object",
             "maxProperties": MAX_OVERRIDES,
             "propertyNames": {"minLength": 1, "maxLength": MAX_OVERRIDE_KEY},
-            "additionalProperties": {"anyOf": [{"type": "string", "minLength": 1, "maxLength": 200}, {"type": "null"}]},
+            "additionalProperties": {
+                "anyOf": [{"type": "string", "minLength": 1, "maxLength": MAX_PROVIDER_NAME}, {"type": "null"}]
+            },
         }
     ),
 ]
@@ -85,10 +101,36 @@ class UpdateWorkspace(Body):
     workspace: UpdateWorkspaceFields
 
 
+def _one_of(options: tuple[str, ...]) -> Any:
+    """A name from a closed set (or null, for the route's default), refused with the set spelled out."""
+    spelled = ", ".join(repr(o) for o in options[:-1]) + f" or {options[-1]!r}"
+
+    def check(value: Any) -> str | None:
+        if value is not None and value not in options:
+            raise coded("parameter_invalid", f"must be {spelled}")
+        return value  # type: ignore[no-any-return]
+
+    return PlainValidator(check)
+
+
+ROLES = ("curator", "member", "viewer")
+AGENT_KINDS = ("program", "definition")
+OptionalRole = Annotated[str | None, _one_of(ROLES), WithJsonSchema({"enum": [*ROLES, None]})]
+OptionalAgentKind = Annotated[str | None, _one_of(AGENT_KINDS), WithJsonSchema({"enum": [*AGENT_KINDS, None]})]
+
+
 class AddMemberFields(Body):
     human_public_id: OptionalUuid = None
     agent_public_id: OptionalUuid = None
-    role: OptionalName = None
+    role: OptionalRole = None
+
+    @model_validator(mode="after")
+    def _one_principal(self) -> AddMemberFields:
+        if (self.human_public_id is None) == (self.agent_public_id is None):
+            raise coded(
+                "parameter_invalid", "member needs exactly one of human_public_id and agent_public_id.", whole=True
+            )
+        return self
 
 
 class AddMember(Body):
@@ -116,8 +158,19 @@ class ReplaceMemoryContext(Body):
 
 class CreateAgentFields(Body):
     name: Name
-    kind: OptionalName = None
+    kind: OptionalAgentKind = None
     memory_context_limit: JsonValue = None
+
+    @model_validator(mode="after")
+    def _definition_name(self) -> CreateAgentFields:
+        if self.kind == "definition" and not DEFINITION_NAME_RE.match(self.name):
+            raise coded(
+                "parameter_invalid",
+                "A definition's name addresses it in URLs: lowercase letters, digits, '-' and '_', "
+                "at most 64 characters.",
+                whole=True,
+            )
+        return self
 
 
 class CreateAgent(Body):

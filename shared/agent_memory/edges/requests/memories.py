@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator, ValidationError, WithJsonSchema, model_validator
+from pydantic import AfterValidator, Field, PlainValidator, ValidationError, WithJsonSchema, model_validator
 
 from agent_memory.api.errors import CATALOGUE
-from agent_memory.core.model import Attachment, MemoryAccess, MemoryDefault, mode_respelled
-from agent_memory.core.paths import MemoryPath, parse_file_path, parse_file_prefix
+from agent_memory.core.model import (
+    MAX_ATTACHMENTS,
+    MAX_DESCRIPTION_BYTES,
+    Attachment,
+    MemoryAccess,
+    MemoryDefault,
+    mode_respelled,
+)
+from agent_memory.core.paths import SCOPES, MemoryPath, parse_file_path, parse_file_prefix
+from agent_memory.domain.memories.service import MEMORY_ID_RE
 from agent_memory.edges.requests.base import (
     SURROGATE,
     Body,
@@ -29,6 +37,16 @@ from agent_memory.edges.requests.base import (
 from agent_memory.edges.requests.memory import ConflictResolution, Cursor, GrepLimit, Nonempty, VersionsLimit
 
 MEMORY_ID_PATTERN = r"^mem_[0-9a-f]{32}$"
+NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+# \Z, since Python's `$` would also accept a trailing newline (the schema's pattern is ECMA's, which has no \Z).
+NAME_RE = re.compile(NAME_PATTERN[:-1] + r"\Z")
+MAX_NAME = 64
+DEPLOYMENT_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?\Z")
+# Files a Memory may be created with in the one transaction that creates it (two items each, beside the
+# Memory's own five): more are written through the files routes, or come from a Git import.
+MAX_CREATE_FILES = 32
+MAX_PANEL_HUMANS = 32
+MAX_PANEL_WORKSPACES = 16
 _STRING = WithJsonSchema({"type": "string"})
 FilePath = Annotated[MemoryPath, PlainValidator(from_api_error(parse_file_path)), _STRING]
 
@@ -62,12 +80,49 @@ def _text(code: str) -> Any:
     return PlainValidator(check)
 
 
-MemoryName = Annotated[str, _text("memory_name_invalid"), WithJsonSchema({"type": "string", "maxLength": 64})]
-MemoryDescription = Annotated[str, _text("memory_description_invalid"), WithJsonSchema({"type": "string"})]
+def _memory_name(name: str) -> str:
+    if len(name) > MAX_NAME or not NAME_RE.match(name):
+        raise coded(
+            "memory_name_invalid",
+            f"{name[:80]!r} is not a Memory name: lowercase letters and digits in words joined by single "
+            f"hyphens ('team-runbooks'), at most {MAX_NAME} characters.",
+            whole=True,
+        )
+    if name in SCOPES:
+        raise coded(
+            "memory_name_invalid",
+            f"{name!r} is reserved: it names one of the server's own memory scopes inside a session.",
+            whole=True,
+        )
+    return name
+
+
+def _memory_description(description: str) -> str:
+    if len(description.encode("utf-8", "surrogatepass")) > MAX_DESCRIPTION_BYTES:
+        raise coded(
+            "memory_description_invalid",
+            f"memory.description is longer than {MAX_DESCRIPTION_BYTES} bytes.",
+            whole=True,
+        )
+    return description
+
+
+MemoryName = Annotated[
+    str,
+    _text("memory_name_invalid"),
+    AfterValidator(_memory_name),
+    WithJsonSchema({"type": "string", "pattern": NAME_PATTERN, "maxLength": MAX_NAME}),
+]
+MemoryDescription = Annotated[
+    str,
+    _text("memory_description_invalid"),
+    AfterValidator(_memory_description),
+    WithJsonSchema({"type": "string", "x-maxBytes": MAX_DESCRIPTION_BYTES}),
+]
 
 
 def _memory_id(value: Any) -> str:
-    if not isinstance(value, str) or not re.match(r"^mem_[0-9a-f]{32}\Z", value):
+    if not isinstance(value, str) or not MEMORY_ID_RE.match(value):
         raise coded("validation_failed", "must be a Memory id: mem_ and 32 lowercase hex digits")
     return value
 
@@ -139,7 +194,9 @@ def _reach(value: Any) -> str:
 
 class DefaultFields(Body):
     reach: Annotated[str, PlainValidator(_reach), WithJsonSchema({"enum": ["account", "deployment"]})]
-    deployment: Annotated[str | None, PlainValidator(lambda v: _optional_deployment(v)), WithJsonSchema({})] = None
+    deployment: Annotated[
+        str | None, PlainValidator(lambda v: _deployment_label(v, "memory.default.deployment")), WithJsonSchema({})
+    ] = None
     mode: Mode = "readonly"
     read_first: Annotated[bool | None, PlainValidator(lambda v: _flag_or_none(v)), WithJsonSchema({})] = None
 
@@ -169,6 +226,17 @@ class AccessFields(Body):
     humans: list[Uuid] = []
     workspaces: list[Uuid] = []
 
+    @model_validator(mode="after")
+    def _bounded(self) -> AccessFields:
+        panel = self.value()
+        if len(panel.humans) > MAX_PANEL_HUMANS or len(panel.workspaces) > MAX_PANEL_WORKSPACES:
+            raise coded(
+                "validation_failed",
+                f"memory.access names at most {MAX_PANEL_HUMANS} humans and {MAX_PANEL_WORKSPACES} workspaces.",
+                whole=True,
+            )
+        return self
+
     def value(self) -> MemoryAccess:
         return MemoryAccess(tuple(dict.fromkeys(self.humans)), tuple(dict.fromkeys(self.workspaces)))
 
@@ -180,6 +248,24 @@ class CreateMemoryFields(Body):
     source: Source = None
     default: DefaultFields | None = None
     access: AccessFields | None = None
+
+    @model_validator(mode="after")
+    def _files(self) -> CreateMemoryFields:
+        if self.source is not None and self.files:
+            raise coded("validation_failed", "memory.files and memory.source.git exclude each other.", whole=True)
+        if len(self.files) > MAX_CREATE_FILES:
+            raise coded(
+                "validation_failed",
+                f"memory.files holds at most {MAX_CREATE_FILES} files at creation; write the rest through "
+                "the Memory's files route.",
+                whole=True,
+            )
+        seen: set[str] = set()
+        for index, f in enumerate(self.files):
+            if f.path.rest in seen:
+                raise coded("validation_failed", f"memory.files[{index}].path repeats {f.path.rest!r}.", whole=True)
+            seen.add(f.path.rest)
+        return self
 
 
 class CreateMemory(Body):
@@ -216,9 +302,20 @@ def _query_int(low: int, high: int, default: int) -> Any:
     return PlainValidator(check)
 
 
+def _listing_cursor(value: Any) -> str | None:
+    # The listing's cursor is the last Memory id it showed.
+    if value is not None and (not isinstance(value, str) or not MEMORY_ID_RE.match(value)):
+        raise coded("parameter_invalid", "cursor is not a cursor this listing gave out.", whole=True)
+    return value
+
+
 class MemoriesQuery(Body):
     limit: Annotated[int, _query_int(1, 100, 20), integer_schema(1, 100)] = 20
-    cursor: Cursor = None
+    cursor: Annotated[
+        str | None,
+        PlainValidator(_listing_cursor),
+        WithJsonSchema({"anyOf": [{"type": "string", "pattern": MEMORY_ID_PATTERN}, {"type": "null"}]}),
+    ] = None
 
 
 class FilesQuery(Body):
@@ -381,7 +478,12 @@ def _attachments(value: Any) -> list[AttachmentFields]:
         raise coded("validation_failed", "must be a list of {memory_id, mode, read_first}")
     if len(value) > 64:
         raise coded("validation_failed", "holds too many Memories")
-    return [_nested(AttachmentFields, v, f"agent.memories[{i}]") for i, v in enumerate(value)]
+    out = [_nested(AttachmentFields, v, f"agent.memories[{i}]") for i, v in enumerate(value)]
+    if len(out) > MAX_ATTACHMENTS:
+        raise coded("validation_failed", f"agent.memories holds at most {MAX_ATTACHMENTS} Memories.", whole=True)
+    if len({a.memory_id for a in out}) != len(out):
+        raise coded("validation_failed", "agent.memories names a Memory twice.", whole=True)
+    return out
 
 
 def _nested(model: Any, value: Any, where: str) -> Any:
@@ -402,15 +504,24 @@ def _nested(model: Any, value: Any, where: str) -> Any:
 
 class AgentPatchFields(Body):
     memories: Annotated[list[AttachmentFields] | None, PlainValidator(_attachments), WithJsonSchema({})] = None
-    deployment: Annotated[str | None, PlainValidator(lambda v: _optional_deployment(v)), WithJsonSchema({})] = None
+    deployment: Annotated[
+        str | None, PlainValidator(lambda v: _deployment_label(v, "agent.deployment")), WithJsonSchema({})
+    ] = None
 
     def given(self, name: str) -> bool:
         return name in self.model_fields_set
 
 
-def _optional_deployment(value: Any) -> str | None:
+def _deployment_label(value: Any, where: str) -> str | None:
+    """A deployment label, as agents' are spelt and a tenant default reaching a deployment names it."""
     if value is not None and (not isinstance(value, str) or len(value) > 64):
         raise coded("validation_failed", "must be a deployment label (a string of at most 64 characters) or null")
+    if value is not None and not DEPLOYMENT_RE.match(value):
+        raise coded(
+            "validation_failed",
+            f"{where} must be a deployment label: lowercase letters, digits, '-' and '_', at most 64 characters.",
+            whole=True,
+        )
     return value
 
 

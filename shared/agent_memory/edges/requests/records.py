@@ -9,11 +9,11 @@ the contract allows (an unknown type or layer, text past its bound, `raw` outsid
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 
+from agent_memory.core import clock
 from agent_memory.core.model import MAX_LABEL_CHARS, MAX_RECORD_BYTES, MAX_RECORD_LABELS, RECORD_TYPES, SOURCE_KINDS
 from agent_memory.edges.requests.base import (
     SURROGATE,
@@ -74,12 +74,9 @@ def _instant(value: Any) -> str:
     """An ISO 8601 date or date-time, kept as UTC ('Z'); a time without an offset is read as UTC."""
     text = _string(value)
     try:
-        parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+        return clock.iso(clock.parse_iso(text))
     except ValueError:
         raise coded("parameter_invalid", f"must be an ISO 8601 date or date-time, not {text[:64]!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _schema(limit: int, description: str, *, what: str = "characters") -> WithJsonSchema:

@@ -15,16 +15,16 @@ see one tree. No root name starts with '/', so the two forms never overlap.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from agent_memory.api.contract import TOOL_NAMES
-from agent_memory.api.errors import ApiError, quarantined
+from agent_memory.api.errors import CATALOGUE, ApiError, quarantined
 from agent_memory.core.access import access_of, not_found, refuse_override
 from agent_memory.core.context import Context
 from agent_memory.core.idempotency import adapting
@@ -58,50 +58,10 @@ SCHEMA_FORMATS: tuple[str, ...] = ("anthropic", "openai")
 
 # ---- results --------------------------------------------------------------------------------------
 
-# What the model should do after each refusal. The seed's rule for stale writes is the important one:
-# never re-apply an old change to a newly fetched pair without looking at the new text first.
-NEXT_STEP: dict[str, str] = {
-    "stale_object": "Call memory_read again, decide your change against the current text, then retry with "
-    "the new expected_public_id and expected_lock_version (null/null only creates a document that does not "
-    "exist).",
-    "memory_quarantined": "Carry on without this document; a person will review it.",
-    "memory_not_found": "Call memory_ls to see which documents exist; to create this one, call memory_write "
-    "with expected_public_id and expected_lock_version set to null.",
-    "memory_read_only": "This root or mount is read-only for you here; write under a read_write root or a "
-    "readwrite mount (memory_ls lists them).",
-    "memory_reserved_prefix": "skills/ documents are written by people, not by you; keep your notes under "
-    "another path, such as conversation/notes.md.",
-    "memory_edit_not_found": "Call memory_read and copy the passage exactly, including spaces and line breaks.",
-    "memory_edit_ambiguous": "Include more of the surrounding text in old_text so it occurs exactly once.",
-    "memory_full": "Delete or merge a document under this root before creating another.",
-    "memory_document_too_large": "Shorten the document or split it into several; each holds at most 64 KiB.",
-    "memory_content_invalid": "Send the text as a string.",
-    "memory_path_invalid": "Start the path with a root, such as conversation/notes.md or workspace/notes.md, or "
-    "give an absolute path to a file inside a mount, such as /workspace/runbooks/deploy.md.",
-    "memory_scope_unavailable": "That root or path is not available in this execution; memory_ls lists the roots "
-    "and mounts you have.",
-    "memory_overridden": "This workspace's memory is served by another provider: use that provider's tools.",
-    "not_authorized": "You cannot do this here; do not retry it.",
-    "skill_name_invalid": "Use a skill name exactly as your skills list shows it.",
-    "skill_scope_unavailable": "Skills are not kept per conversation.",
-    "parameter_missing": "Add the missing field and call again.",
-    "parameter_invalid": "Fix the input and call again.",
-    "validation_failed": "Fix the input as the message says and call again.",
-}
 
-# The record tools name no document: their stale and missing records have their own next step.
-RECORD_STEPS: dict[str, str] = {
-    **NEXT_STEP,
-    "stale_object": "That record was superseded already: find its successor with memory_search "
-    "(include_superseded true shows superseded_by), and supersede the successor instead.",
-    "not_found": "No record with that id is visible to you: find the one you mean with memory_search.",
-    "memory_scope_unavailable": "This execution does not reach the workspace's records; carry on without them.",
-    "memory_read_only": "The workspace is read-only for you here: you may search its records, not append.",
-}
-
-
-def tool_refusal(tool: str, err: ApiError, steps: Mapping[str, str] = NEXT_STEP) -> ToolResult:
-    step = steps.get(err.code, "")
+def tool_refusal(tool: str, err: ApiError, *, records: bool = False) -> ToolResult:
+    """A refusal told to the model, with the catalogue's next step for its code."""
+    step = CATALOGUE[err.code].step(records=records)
     return ToolResult(tool, f"{err.code}: {err.message}" + (f" {step}" if step else ""), code=err.code)
 
 
@@ -439,8 +399,8 @@ class Tool:
     description: str
     model: type[BaseModel]
     run: Callable[[ToolRunner, Execution, Context, Any], tuple[str, Any]]
-    # The next step each refusal code tells the model.
-    steps: Mapping[str, str] = field(default_factory=lambda: NEXT_STEP)
+    # The record tools name records, not documents: some refusals' next steps are their own.
+    records: bool = False
 
     def schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = _clean(self.model.model_json_schema())
@@ -503,7 +463,7 @@ TOOLS: dict[str, Tool] = {
             "existing record is counted again instead. Pass supersedes when it replaces an older record.",
             MemoryAppendInput,
             _append,
-            RECORD_STEPS,
+            records=True,
         ),
         Tool(
             "memory_search",
@@ -511,7 +471,7 @@ TOOLS: dict[str, Tool] = {
             "run or end user. Superseded and expired records are left out unless you ask for them. Read-only.",
             MemorySearchInput,
             _search,
-            RECORD_STEPS,
+            records=True,
         ),
         Tool(
             "skill",
@@ -632,11 +592,11 @@ class ToolRunner:
                 tool.name, ApiError("not_authorized", f"This execution was started without the {tool.name} tool.")
             )
         if invalid is not None:
-            return tool_refusal(tool.name, invalid, tool.steps)
+            return tool_refusal(tool.name, invalid, records=tool.records)
         try:
             text, data = tool.run(self, execution, ctx, parsed)
         except ApiError as err:
             if err.code in CALL_REFUSALS:
                 raise  # a stop that landed before the commit refuses the call itself, as one before the read does
-            return tool_refusal(tool.name, err, tool.steps)
+            return tool_refusal(tool.name, err, records=tool.records)
         return ToolResult(tool.name, text, data)
