@@ -654,6 +654,30 @@ class ToolSchemas(Answer):
     tools: list[dict[str, Any]]
 
 
+class MapNode(Answer):
+    id: str = Field(description="A Memory's or agent's id, `all_agents`, or `deployment:<name>`.", examples=[_UUID])
+    kind: Literal["memory", "agent", "all_agents", "deployment"]
+    name: str = Field(examples=["team-handbook"])
+
+
+class MapEdge(Answer):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    source: str = Field(alias="from", description="The Memory the edge starts at.", examples=[_UUID])
+    target: str = Field(alias="to", description="The node it reaches.", examples=["all_agents"])
+    kind: Literal["attachment", "default", "provenance"]
+    mode: Literal["readwrite", "readonly"] | None = None
+    read_first: bool | None = None
+
+
+class MapAnswer(Answer):
+    """The graph the memory map draws: what each Memory the caller sees reaches, and where promoted ones came from."""
+
+    nodes: list[MapNode]
+    edges: list[MapEdge]
+    orphans: list[str] = Field(description="Memories that nothing reaches.", examples=[[_UUID]])
+
+
 # Each handler's answer, so a door's four routes share one line; ANSWERS spells it per route name.
 _BY_HANDLER: dict[str, str] = {
     "directory:create_account": "AccountCreated",
@@ -724,13 +748,14 @@ _BY_HANDLER: dict[str, str] = {
     "executions:session_file_rename": "FileAnswer",
     "memories:update_agent": "AgentAnswer",
     "memories:agent_memories": "EffectiveMemories",
+    "memories:memory_map": "MapAnswer",
 }
 
 ANSWERS: dict[str, str] = {r.name: _BY_HANDLER[r.handler] for r in ROUTES if r.handler in _BY_HANDLER}
 
-# Routes whose JSON answer has no model (their success schema stays {"type": "object"}): the memory map's
-# graph, the OpenAPI document itself, and a revoke that answers no content under a 200 its route declares.
-UNDESCRIBED: frozenset[str] = frozenset({"memory_map", "openapi_document", "revoke_human_credentials"})
+# Routes whose JSON answer has no model (their success schema stays {"type": "object"}): the OpenAPI document
+# itself, and a revoke that answers no content under a 200 its route declares.
+UNDESCRIBED: frozenset[str] = frozenset({"openapi_document", "revoke_human_credentials"})
 
 
 def answer_model(name: str) -> type[Answer]:

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from agent_memory.api.errors import ApiError, stale, version_not_found, version_redacted
 from agent_memory.core import idempotency
-from agent_memory.core.access import check_context_revision, may_change, may_redact, may_review, refuse_override
+from agent_memory.core.access import may_change, may_redact, may_review, refuse_override
 from agent_memory.core.context import Context, Source
 from agent_memory.core.ids import now_iso, uuid7
 from agent_memory.core.model import (
@@ -33,6 +33,7 @@ from agent_memory.core.paths import MemoryPath
 from agent_memory.core.ports import Ref
 from agent_memory.domain.memory.service import (
     MemoryService,
+    changing,
     check_content,
     check_description,
     content_of,
@@ -132,10 +133,7 @@ class HistoryService:
         expected_context_revision: int | None = None,
     ) -> Located:
         """A new version whose content is the chosen one's: the same immutable object, no bytes moved."""
-        refuse_override(ctx, mp)
-        src = may_change(ctx, mp)
-        check_context_revision(ctx, expected_context_revision)
-        pair = require_pair(expected, "roll back")
+        src, pair = changing(ctx, mp, expected, expected_context_revision, "roll back")
         doc = self._current(ctx, src, mp, lock_version)
         if (doc.public_id, doc.lock_version) != pair:
             raise stale()

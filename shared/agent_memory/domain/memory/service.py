@@ -353,10 +353,7 @@ class MemoryService:
         *,
         expected_context_revision: int | None = None,
     ) -> Located:
-        refuse_override(ctx, mp)
-        src = may_change(ctx, mp)
-        check_context_revision(ctx, expected_context_revision)
-        pair = require_pair(expected, "edit")
+        src, pair = changing(ctx, mp, expected, expected_context_revision, "edit")
         if old_text == "":
             raise ApiError("parameter_invalid", "memory.old_text must be a nonempty string.")
         current = ctx.document(src, mp.rest)
@@ -389,10 +386,7 @@ class MemoryService:
         *,
         expected_context_revision: int | None = None,
     ) -> None:
-        refuse_override(ctx, mp)
-        src = may_change(ctx, mp)
-        check_context_revision(ctx, expected_context_revision)
-        pair = require_pair(expected, "delete")
+        src, pair = changing(ctx, mp, expected, expected_context_revision, "delete")
         settle(None)
         ctx.store.commit(self.change(ctx, src, mp, pair, None, expected_context_revision))
 
@@ -500,6 +494,17 @@ def content_of(ctx: Context, path: str, doc: Document) -> str:
             "again with its expected_public_id and expected_lock_version to replace it, or delete it.",
             path=path,
         ) from exc
+
+
+def changing(
+    ctx: Context, mp: MemoryPath, expected: tuple[str, int] | None, revision: int | None, verb: str
+) -> tuple[Source, tuple[str, int]]:
+    """What every change of an existing document checks first: the door may change it, the context revision is
+    the caller's, and the caller names the version it read. Returns the source and that (id, version) pair."""
+    refuse_override(ctx, mp)
+    src = may_change(ctx, mp)
+    check_context_revision(ctx, revision)
+    return src, require_pair(expected, verb)
 
 
 def require_pair(expected: tuple[str, int] | None, verb: str) -> tuple[str, int]:
