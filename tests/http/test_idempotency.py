@@ -1143,7 +1143,7 @@ def test_the_mcp_relay_passes_the_idempotency_key_through(fresh: LocalService) -
     agent = owner.with_token(program["token"])
     execution = agent.create_execution(ws, conv)
     relay = MemoryRelay(agent, ws, conv, execution, agent.tool_schemas())
-    args = {"path": "conversation/plan.md", "content": "hello", **NEW, "idempotencyKey": "tool-use-1"}
+    args = {"path": "conversation/plan.md", "content": "hello", **NEW, "idempotency_key": "tool-use-1"}
     first = relay.call("memory_write", args)
     assert not first.is_error, first
     before = storage()
@@ -1153,7 +1153,7 @@ def test_the_mcp_relay_passes_the_idempotency_key_through(fresh: LocalService) -
     assert second.model_dump() == first.model_dump()
     assert storage() == before
     # A new key is a new call, which the document now refuses
-    third = relay.call("memory_write", {**args, "idempotencyKey": "tool-use-2"})
+    third = relay.call("memory_write", {**args, "idempotency_key": "tool-use-2"})
     assert third.is_error and "stale_object" in third.content[0].text  # type: ignore[union-attr]
     # Without a key the argument is simply absent (the tool's own strict input never sees it)
     plain = relay.call("memory_read", {"path": "conversation/plan.md"})

@@ -1,4 +1,4 @@
-"""`agent-memory mcp`: add_memory and search_memory through a real MCP client session, over stdio."""
+"""`agent-memory mcp`: memory_append and memory_search through a real MCP client session, over stdio."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ INVOICES = "Invoice numbers are generated with a year prefix, sequentially per t
 SEED_FIELDS = {
     "content",
     "type",
-    "runId",
+    "run_id",
     "visibility",
-    "userId",
+    "user_id",
     "facet",
-    "sourceKind",
-    "sourceRef",
-    "observedAt",
-    "validFrom",
-    "validTo",
-    "idempotencyKey",
+    "source_kind",
+    "source_ref",
+    "observed_at",
+    "valid_from",
+    "valid_to",
+    "idempotency_key",
     "supersedes",
 }
 
@@ -68,26 +68,26 @@ def _show(owner: MemoryClient, ws: str, record_id: str) -> dict[str, Any]:
     return dict(out["record"])
 
 
-def test_add_memory_creates_merges_supersedes_and_search_memory_finds_it(setup: Setup) -> None:
+def test_memory_append_creates_merges_supersedes_and_memory_search_finds_it(setup: Setup) -> None:
     seed = {
         "content": INVOICES,
         "type": "decision",
-        "runId": "billing-refactor-12",
+        "run_id": "billing-refactor-12",
         "facet": "billing",
-        "sourceKind": "agent",
-        "sourceRef": "PR-482",
-        "observedAt": "2026-03-02T10:00:00+01:00",
-        "validFrom": "2026-03-01",
+        "source_kind": "agent",
+        "source_ref": "PR-482",
+        "observed_at": "2026-03-02T10:00:00+01:00",
+        "valid_from": "2026-03-01",
     }
 
     async def body(session: ClientSession) -> dict[str, Any]:
         # When an MCP client lists the tools, adds a memory twice, supersedes it and searches
         tools = await session.list_tools()
-        first = await session.call_tool("add_memory", seed)
-        again = await session.call_tool("add_memory", seed)
+        first = await session.call_tool("memory_append", seed)
+        again = await session.call_tool("memory_append", seed)
         old = _data(first)["record"]["public_id"]
         newer = await session.call_tool(
-            "add_memory",
+            "memory_append",
             {
                 "content": "Invoice numbers restart at 1 each year, with the year as a prefix, per tenant",
                 "type": "decision",
@@ -95,27 +95,27 @@ def test_add_memory_creates_merges_supersedes_and_search_memory_finds_it(setup: 
                 "supersedes": old,
             },
         )
-        found = await session.call_tool("search_memory", {"query": "invoice numbers year prefix"})
+        found = await session.call_tool("memory_search", {"query": "invoice numbers year prefix"})
         everything = await session.call_tool(
-            "search_memory", {"query": "invoice numbers year prefix", "includeSuperseded": True, "limit": 5}
+            "memory_search", {"query": "invoice numbers year prefix", "include_superseded": True, "limit": 5}
         )
         return {"tools": tools, "first": first, "again": again, "newer": newer, "found": found, "all": everything}
 
     got = in_session(_server(setup), body)
-    # Then the record tools are offered under the seed's names and fields, the service's tools respelled
+    # Then the record tools are offered under the service's names and fields, one name per tool everywhere
     listed: ListToolsResult = got["tools"]
     names = [t.name for t in listed.tools]
-    assert {"add_memory", "search_memory"} <= set(names)
-    assert not {"memory_append", "memory_search"} & set(names)
-    add = next(t for t in listed.tools if t.name == "add_memory")
+    assert {"memory_append", "memory_search"} <= set(names)
+    assert not {"add_memory", "search_memory"} & set(names)
+    add = next(t for t in listed.tools if t.name == "memory_append")
     assert set(add.input_schema["properties"]) == SEED_FIELDS | {"labels"}
     assert add.input_schema["required"] == ["content", "type"]
     assert add.input_schema["additionalProperties"] is False
     service = {t["name"]: t["input_schema"] for t in tool_schemas("anthropic")}["memory_append"]
-    assert add.input_schema["properties"]["validTo"] == service["properties"]["valid_to"]
-    search = next(t for t in listed.tools if t.name == "search_memory")
-    assert {"query", "type", "facet", "runId", "userId", "limit", "cursor"} <= set(search.input_schema["properties"])
-    assert {"includeSuperseded", "includeExpired"} <= set(search.input_schema["properties"])
+    assert add.input_schema["properties"]["valid_to"] == service["properties"]["valid_to"]
+    search = next(t for t in listed.tools if t.name == "memory_search")
+    assert {"query", "type", "facet", "run_id", "user_id", "limit", "cursor"} <= set(search.input_schema["properties"])
+    assert {"include_superseded", "include_expired"} <= set(search.input_schema["properties"])
     # And the first add made a Workspace record with every seed field, by the agent
     first = _data(got["first"])
     rec = first["record"]
@@ -139,23 +139,23 @@ def test_add_memory_creates_merges_supersedes_and_search_memory_finds_it(setup: 
     assert both[rec["public_id"]]["superseded_by"] == newer["public_id"]
 
 
-def test_add_memory_honours_its_idempotency_key_and_refuses_bad_input_by_code(setup: Setup) -> None:
-    note = {"content": "Deploys need two approvals", "type": "decision", "idempotencyKey": "billing-decision-7"}
+def test_memory_append_honours_its_idempotency_key_and_refuses_bad_input_by_code(setup: Setup) -> None:
+    note = {"content": "Deploys need two approvals", "type": "decision", "idempotency_key": "billing-decision-7"}
 
     async def body(session: ClientSession) -> dict[str, CallToolResult]:
         return {
-            "first": await session.call_tool("add_memory", note),
-            "replay": await session.call_tool("add_memory", note),
-            "conflict": await session.call_tool("add_memory", {**note, "content": "Deploys need one approval"}),
-            "bad_type": await session.call_tool("add_memory", {"content": "x", "type": "opinion"}),
-            "raw": await session.call_tool("add_memory", {"content": "x", "type": "raw"}),
-            "no_type": await session.call_tool("add_memory", {"content": "x"}),
+            "first": await session.call_tool("memory_append", note),
+            "replay": await session.call_tool("memory_append", note),
+            "conflict": await session.call_tool("memory_append", {**note, "content": "Deploys need one approval"}),
+            "bad_type": await session.call_tool("memory_append", {"content": "x", "type": "opinion"}),
+            "raw": await session.call_tool("memory_append", {"content": "x", "type": "raw"}),
+            "no_type": await session.call_tool("memory_append", {"content": "x"}),
             "backwards": await session.call_tool(
-                "add_memory", {"content": "x", "type": "fact", "validFrom": "2026-02-01", "validTo": "2026-01-01"}
+                "memory_append", {"content": "x", "type": "fact", "valid_from": "2026-02-01", "valid_to": "2026-01-01"}
             ),
-            "unknown": await session.call_tool("add_memory", {"content": "x", "type": "fact", "layer": "Session"}),
-            "bad_key": await session.call_tool("add_memory", {"content": "x", "type": "fact", "idempotencyKey": 7}),
-            "search": await session.call_tool("search_memory", {"query": "deploys approvals"}),
+            "unknown": await session.call_tool("memory_append", {"content": "x", "type": "fact", "layer": "Session"}),
+            "bad_key": await session.call_tool("memory_append", {"content": "x", "type": "fact", "idempotency_key": 7}),
+            "search": await session.call_tool("memory_search", {"query": "deploys approvals"}),
         }
 
     got = in_session(_server(setup), body)
@@ -167,7 +167,7 @@ def test_add_memory_honours_its_idempotency_key_and_refuses_bad_input_by_code(se
     # And the same key with other input is refused as a tool error naming the code; nothing else was written
     assert got["conflict"].is_error and "idempotency_conflict" in _text(got["conflict"])
     assert len(_data(got["search"])["results"]) == 1
-    # And bad input is a tool error naming its code, in the client's own spelling of the fields
+    # And bad input is a tool error naming its code and the service's fields
     for name, expected in (
         ("bad_type", "validation_failed"),
         ("raw", "validation_failed"),
@@ -177,18 +177,18 @@ def test_add_memory_honours_its_idempotency_key_and_refuses_bad_input_by_code(se
         ("bad_key", "parameter_invalid"),
     ):
         assert got[name].is_error and _text(got[name]).startswith(f"{expected}: "), (name, _text(got[name]))
-    assert "validTo must not be before validFrom" in _text(got["backwards"])
-    assert "input." not in _text(got["bad_type"]) and "type" in _text(got["bad_type"])
+    assert "valid_to must not be before valid_from" in _text(got["backwards"])
+    assert "type" in _text(got["bad_type"])
 
 
 def test_a_named_execution_without_the_record_tools_refuses_them(setup: Setup) -> None:
     execution = setup.agent.create_execution(setup.ws, setup.conv, tools=["memory_ls", "memory_read"])
 
     async def body(session: ClientSession) -> tuple[ListToolsResult, CallToolResult]:
-        return await session.list_tools(), await session.call_tool("add_memory", {"content": "x", "type": "fact"})
+        return await session.list_tools(), await session.call_tool("memory_append", {"content": "x", "type": "fact"})
 
     tools, refused = in_session([*_server(setup), "--execution", execution["public_id"]], body)
     # A named execution's tool list is not readable here, so every tool is listed and the service refuses
-    assert "add_memory" in [t.name for t in tools.tools]
+    assert "memory_append" in [t.name for t in tools.tools]
     assert refused.is_error and "not_authorized" in _text(refused)
-    assert "add_memory" in _text(refused) and "memory_append" not in _text(refused)
+    assert "memory_append" in _text(refused)

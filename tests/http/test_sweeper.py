@@ -358,6 +358,29 @@ def test_the_sweep_command_prints_a_json_summary(api: Api, capsys: pytest.Captur
     assert stored_texts() == []
 
 
+def test_the_sweep_command_prints_each_step_and_counts_down_its_settle_wait(
+    api: Api, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given one deleted document, and a tick short enough for a one-second wait to show it
+    ada, ws, conv = api.room()
+    doc = api.write(ada, conv_base(ws, conv), "conversation/gone.md", "gone soon")
+    assert api.delete(ada, conv_base(ws, conv), "conversation/gone.md", pair(doc)).status_code == 204
+    monkeypatch.setattr(cli, "TICK_SECONDS", 0.2)
+
+    # When a sweep runs with a settle wait
+    assert cli.main(["sweep", "--grace-seconds", "0", "--settle-seconds", "1", "--force"]) == 0
+
+    # Then stderr says each step as it happens, the wait and how long is left of it; stdout stays one JSON
+    out = capsys.readouterr()
+    steps = out.err.strip().splitlines()
+    assert all(line.startswith("agent-memory sweep: ") for line in steps)
+    assert "listed 1 content objects" in steps[0] and "scanned the table" in steps[1]
+    assert any("waiting 1 s for forks" in line for line in steps)
+    assert any(line.endswith("s left to wait") for line in steps)
+    assert steps[-1].endswith("deleting 1 unreferenced content objects")
+    assert json.loads(out.out)["deleted"] == 1
+
+
 @pytest.mark.parametrize("grace", ["0", "59.5"])
 def test_the_sweep_command_refuses_a_grace_below_the_commit_window_unless_forced(
     api: Api, capsys: pytest.CaptureFixture[str], grace: str

@@ -370,8 +370,11 @@ def sweep(
     dry_run: bool = False,
     clock: Callable[[], float] = now,
     sleep: Callable[[float], None] = time.sleep,
+    progress: Callable[[str], None] | None = None,
 ) -> SweepReport:
-    """One sweep. The order of the steps is what makes it safe: see the module docstring."""
+    """One sweep. The order of the steps is what makes it safe: see the module docstring. `progress` is told
+    each step as a sentence (the CLI prints them, so a sweep is never a silent wait)."""
+    say = progress or (lambda _: None)
     if grace_seconds < 0 or settle_seconds < 0:
         raise ValueError("grace_seconds and settle_seconds must be >= 0")
     if versions_kept < 1:
@@ -383,7 +386,12 @@ def sweep(
     started = clock()
     cutoff = started - grace_seconds
     objects = _listed(s3, bucket)
+    say(f"listed {len(objects)} content objects")
     scanned = _scan(ddb, table)
+    say(
+        f"scanned the table: {len(scanned.records)} version records, {len(scanned.deleted)} deleted Memories "
+        "and conversations"
+    )
     # Deleted Memories marked before the grace period: no commit can land in them any more, and a promote
     # that copied one of their versions has committed its pointer, which the scan has seen.
     swept = {pk for pk, at in scanned.deleted.items() if at <= cutoff}
@@ -409,6 +417,8 @@ def sweep(
             referenced.add(record.content_key)
     report.versions = len(judged)
     report.versions_eligible = len(orphans)
+    if not dry_run and (orphans or swept):
+        say(f"deleting {len(orphans)} version records and {len(swept)} deleted Memories' and conversations' rows")
     if not dry_run:
         for record in orphans:
             if _delete_record(ddb, table, record):
@@ -428,6 +438,7 @@ def sweep(
             report.conversation_rows_deleted += _delete_partition(ddb, table, own, keep=TOMBSTONE_SK)
             report.conversation_rows_deleted += _delete_partition(ddb, table, pk)
     if settle_seconds:
+        say(f"waiting {settle_seconds:g} s for forks in flight to log what they copy (--settle-seconds)")
         sleep(settle_seconds)
     forked = fork_logged_keys(ddb, table, started - settle_seconds, clock())
     unreferenced = {k: m for k, m in objects.items() if k not in referenced and k not in forked}
@@ -438,6 +449,7 @@ def sweep(
     report.young = len(unreferenced) - len(doomed)
     report.eligible = len(doomed)
     if doomed and not dry_run:
+        say(f"deleting {len(doomed)} unreferenced content objects")
         report.failed = _delete(s3, bucket, doomed)
     report.deleted = 0 if dry_run else len(doomed) - report.failed
     report.seconds = clock() - started
@@ -450,7 +462,13 @@ def _versions_kept() -> int:
 
 
 def sweep_configured(
-    *, grace_seconds: float, settle_seconds: float, dry_run: bool = False, versions_kept: int | None = None
+    *,
+    grace_seconds: float,
+    settle_seconds: float,
+    dry_run: bool = False,
+    versions_kept: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> SweepReport:
     """One sweep of the table and bucket the settings name, through the process's shared clients.
 
@@ -470,6 +488,8 @@ def sweep_configured(
         settle_seconds=settle_seconds,
         versions_kept=_versions_kept() if versions_kept is None else versions_kept,
         dry_run=dry_run,
+        progress=progress,
+        sleep=sleep,
     )
 
 

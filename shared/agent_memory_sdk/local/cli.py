@@ -133,7 +133,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
     try:
         report = sweep_configured(
-            grace_seconds=args.grace_seconds, settle_seconds=args.settle_seconds, dry_run=args.dry_run
+            grace_seconds=args.grace_seconds,
+            settle_seconds=args.settle_seconds,
+            dry_run=args.dry_run,
+            progress=_progress,
+            sleep=_ticking_sleep,
         )
     except (BotoCoreError, ClientError) as exc:
         # No storage to reach (no endpoint, no credentials, no table): say so in one line, not a traceback.
@@ -145,6 +149,25 @@ def _sweep(args: argparse.Namespace) -> int:
         return 2
     print(json.dumps(report.as_json()), flush=True)
     return 0
+
+
+def _progress(step: str) -> None:
+    # stderr: stdout carries only the JSON summary, for scripts to read.
+    print(f"agent-memory sweep: {step}", file=sys.stderr, flush=True)
+
+
+TICK_SECONDS = 5.0
+
+
+def _ticking_sleep(seconds: float) -> None:
+    """The settle wait, saying every few seconds how long is left: a sweep never sits silent for 30 s."""
+    import time
+
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        time.sleep(min(TICK_SECONDS, left))
+        if end - time.monotonic() > 0.5:
+            _progress(f"{end - time.monotonic():.0f} s left to wait")
 
 
 def _seconds(text: str) -> float:
@@ -170,17 +193,24 @@ def _service_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("AGENT_MEMORY_URL", "http://127.0.0.1:3000"),
         help="the service's base URL (default: $AGENT_MEMORY_URL or http://127.0.0.1:3000)",
     )
-    parser.add_argument("--token", help="the bearer token to act as (default: $AGENT_MEMORY_TOKEN)")
+    parser.add_argument("--token", help="the bearer token to act as (default: $AGENT_MEMORY_TOKEN; required)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
 
 
 def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
     _service_arguments(parser)
-    parser.add_argument("--workspace", required=True, help="the workspace's public_id")
-    parser.add_argument("--conversation", required=True, help="the conversation's public_id")
-    parser.add_argument("--execution", help="an execution to run the tools in (default: start a new one)")
-    parser.add_argument("--speaker", help="the Speaker a new execution speaks with (its speaker/ subject)")
-    parser.add_argument("--block-budget", type=int, help="the memory block's byte budget (default: the service's)")
+    parser.add_argument("--workspace", required=True, help="the workspace's public_id (required; no default)")
+    parser.add_argument("--conversation", required=True, help="the conversation's public_id (required; no default)")
+    parser.add_argument(
+        "--execution",
+        help="an execution to run the tools in (default: start a new one for the conversation, all tools on)",
+    )
+    parser.add_argument(
+        "--speaker", help="the Speaker a new execution speaks with, its speaker/ subject (default: none)"
+    )
+    parser.add_argument(
+        "--block-budget", type=int, help="the memory block's byte budget (default: the service's, 16384 bytes)"
+    )
 
 
 def _client(args: argparse.Namespace) -> MemoryClient | None:
@@ -244,7 +274,8 @@ def _interval(text: str) -> float:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and option; each option's help says its default (tests/unit/test_cli_help.py holds it)."""
     parser = argparse.ArgumentParser(prog="agent-memory", description="Agent memory, locally.")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser(
@@ -263,12 +294,13 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--ephemeral",
         action="store_true",
-        help="keep nothing: start empty and forget everything at exit (or AGENT_MEMORY_EPHEMERAL=1)",
+        help="keep nothing: start empty and forget everything at exit (default: off, unless AGENT_MEMORY_EPHEMERAL=1)",
     )
     serve.add_argument(
         "--repair",
         action="store_true",
-        help="start on a damaged data folder: keep everything before the damage, move the rest aside, say what",
+        help="start on a damaged data folder: keep everything before the damage, move the rest aside, say what "
+        "(default: off: a damaged folder stops the start)",
     )
     serve.add_argument(
         "--storage-port",
@@ -276,7 +308,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the embedded storage endpoint's port (default: $AGENT_MEMORY_STORAGE_PORT, else any free one)",
     )
     serve.set_defaults(func=_serve)
-    sweep = sub.add_parser("sweep", help="delete content versions no row references (prints a JSON summary)")
+    sweep = sub.add_parser(
+        "sweep",
+        help="delete content versions no row references (prints a JSON summary)",
+        description="One sweep of the storage the environment names (AWS_ENDPOINT_URL: the storage_url `serve` "
+        "printed, or a deployed stack's with TABLE_NAME and BUCKET_NAME): deletes version records and content "
+        "objects no row references any more. Each step is printed on stderr as it runs; the JSON summary goes "
+        "to stdout.",
+    )
     sweep.add_argument(
         "--grace-seconds",
         type=_seconds,
@@ -288,29 +327,60 @@ def main(argv: list[str] | None = None) -> int:
         "--settle-seconds",
         type=_seconds,
         default=30,
-        help="wait this long after the scan before reading the fork log (longer than a fork runs)",
+        help="wait this long after the scan before reading the fork log, longer than a fork runs; the wait "
+        "prints how long is left (default 30)",
     )
-    sweep.add_argument("--dry-run", action="store_true", help="report what would be deleted, delete nothing")
     sweep.add_argument(
-        "--force", action="store_true", help="allow a grace below 60 seconds (only when no write can be in flight)"
+        "--dry-run", action="store_true", help="report what would be deleted, delete nothing (default: off)"
+    )
+    sweep.add_argument(
+        "--force",
+        action="store_true",
+        help="allow a grace below 60 seconds, only when no write can be in flight (default: off)",
     )
     sweep.set_defaults(func=_sweep)
-    mcp = sub.add_parser("mcp", help="serve one conversation's memory tools and block to an MCP client (stdio)")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve one conversation's memory tools and block to an MCP client (stdio)",
+        description="An MCP server over stdio: one execution's memory tools (the names of GET /tools/schemas), "
+        "Claude's memory tool as `memory`, and the memory block as the resource memory://block.",
+    )
     _mcp_arguments(mcp)
     mcp.set_defaults(func=_mcp)
-    mnt = sub.add_parser("mount", help="materialise an execution's mounts as files under a directory")
+    mnt = sub.add_parser(
+        "mount",
+        help="materialise an execution's mounts as files under a directory",
+        description="Write an execution's mounts (GET /executions/{e}/mounts) as files under --dir and print a "
+        "JSON report; with --watch, sync every --interval seconds until SIGINT or SIGTERM.",
+    )
     _service_arguments(mnt)
-    mnt.add_argument("--execution", required=True, help="the execution whose mounts to materialise")
-    mnt.add_argument("--dir", required=True, help="the directory to materialise them in")
-    mnt.add_argument("--watch", action="store_true", help="then sync every --interval seconds until stopped")
+    mnt.add_argument("--execution", required=True, help="the execution whose mounts to materialise (required)")
+    mnt.add_argument("--dir", required=True, help="the directory to materialise them in (required)")
+    mnt.add_argument(
+        "--watch", action="store_true", help="then sync every --interval seconds until stopped (default: off)"
+    )
     mnt.add_argument("--interval", type=_interval, default=5.0, help="seconds between syncs with --watch (default 5)")
     mnt.set_defaults(func=_mount)
-    syn = sub.add_parser("sync", help="push local changes under read-write mounts, then pull the service's")
+    syn = sub.add_parser(
+        "sync",
+        help="push local changes under read-write mounts, then pull the service's",
+        description="Push the changes under a mounted directory's read-write mounts as conditional writes, then "
+        "pull what others changed; print a JSON report. Exit 0 in sync, 1 with something left unpushed, 2 on an "
+        "error.",
+    )
     _service_arguments(syn)
-    syn.add_argument("--dir", required=True, help="a directory `agent-memory mount` materialised")
-    syn.add_argument("--keep-local", metavar="PATH", help="settle PATH's conflict by writing the local copy over")
+    syn.add_argument("--dir", required=True, help="a directory `agent-memory mount` materialised (required)")
+    syn.add_argument(
+        "--keep-local",
+        metavar="PATH",
+        help="settle PATH's conflict by writing the local copy over the service's (default: none)",
+    )
     syn.set_defaults(func=_sync)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     result: int = args.func(args)
     return result
 

@@ -9,18 +9,17 @@ not decide, so the rules (bindings, conditional writes, skills/ reserved to peop
 The low-level `Server` is used rather than the decorator API because the tools' input schemas come from
 the service at start, not from Python signatures written here: a second copy of them could drift.
 
-The typed-record tools are offered under the names and camelCase fields MCP clients know them by
-(`add_memory`, `search_memory`; `runId`, `validFrom`...). They are the service's `memory_append` and
-`memory_search` respelled, schema and all, and a call is renamed back before it is sent: the same
-execution, rules and bounds, one definition. `add_memory` always writes the Workspace layer (the model
-tool has no layer), in the workspace of the conversation the server was started for.
+Every tool keeps the name and schema the service gives it (`memory_append`, `memory_search`, ...: the
+names of `GET /tools/schemas`, the Python client, the README and the guide alike), so one tool has one name
+wherever a model or a person meets it. `memory_append` always writes the Workspace layer (the model tool
+has no layer), in the workspace of the conversation the server was started for.
 
 `memory` is Claude's memory tool (`memory_20250818`) as one MCP tool: the six commands (view, create,
 str_replace, insert, delete, rename) under `/memories`, input shaped as that tool's commands, run by
 `agent_memory_sdk.integrations.memory_commands` against the execution's session files, so an MCP client gets
 the same texts and conditional writes the Anthropic SDK's `MemoryTool` gives (no SDK needed here).
 
-`idempotencyKey`, beside any tool's arguments, is sent as the tools route's Idempotency-Key: the same key
+`idempotency_key`, beside any tool's arguments, is sent as the tools route's Idempotency-Key: the same key
 with the same arguments answers the first answer again (nothing is applied twice), and the same key with
 other arguments is refused as idempotency_conflict. A key names one execution's calls, so a server
 restarted for a new execution should be given `--execution` to keep honouring its earlier keys.
@@ -33,9 +32,8 @@ import copy
 import difflib
 import functools
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -51,9 +49,7 @@ from agent_memory_sdk.integrations.memory_commands import CommandError, MemoryCo
 BLOCK_URI = "memory://block"
 T = TypeVar("T")
 
-# The service's tool -> the name MCP clients call it by.
-MCP_NAMES: dict[str, str] = {"memory_append": "add_memory", "memory_search": "search_memory"}
-IDEMPOTENCY_KEY = "idempotencyKey"
+IDEMPOTENCY_KEY = "idempotency_key"
 _KEY_SCHEMA: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
@@ -94,34 +90,16 @@ MEMORY_SCHEMA: dict[str, Any] = {
 }
 
 
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-def respell(text: str, names: Mapping[str, str]) -> str:
-    """The service's words for a record tool in MCP's: its name, and its fields (`input.run_id` -> `runId`)."""
-    if not names:
-        return text
-    words = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.sub(rf"\b(?:input\.)?({words})\b|\binput\.", lambda m: names.get(m.group(1) or "", ""), text)
-
-
-def _spelled(schema: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
-    """A record tool's service schema as MCP offers it: renamed, camelCase fields, idempotencyKey added."""
+def _keyed(schema: dict[str, Any]) -> dict[str, Any]:
+    """A mutating record tool's schema as MCP offers it: the service's, with idempotency_key beside its fields
+    (MCP has no headers to carry the key in)."""
     out = copy.deepcopy(schema)
-    params: dict[str, Any] = out["input_schema"]
-    params["properties"] = {camel(k): v for k, v in params.get("properties", {}).items()}
-    for prop in params["properties"].values():
-        if isinstance(prop, dict) and isinstance(prop.get("description"), str):
-            prop["description"] = respell(prop["description"], names)
-    if "required" in params:
-        params["required"] = [camel(k) for k in params["required"]]
-    if out["name"] == "memory_append":
-        params["properties"][IDEMPOTENCY_KEY] = dict(_KEY_SCHEMA)
-    out["description"] = respell(out["description"], names)
-    out["name"] = MCP_NAMES[out["name"]]
+    out["input_schema"]["properties"][IDEMPOTENCY_KEY] = dict(_KEY_SCHEMA)
     return out
+
+
+# The tools whose schema advertises idempotency_key (any tool's call may carry it).
+KEYED_TOOLS = frozenset({"memory_append"})
 
 
 class MemoryRelay:
@@ -148,17 +126,7 @@ class MemoryRelay:
         offered = execution.get("tools")
         # A known execution's frozen tool list decides what is offered; a direct reply's is empty.
         kept = [s for s in schemas if offered is None or s["name"] in offered]
-        # MCP name -> (service name, MCP field -> service field), for the record tools.
-        self.renamed: dict[str, tuple[str, dict[str, str]]] = {}
-        # The service's words -> MCP's, for descriptions and refusals.
-        self.words: dict[str, str] = {}
-        for s in kept:
-            if s["name"] in MCP_NAMES:
-                fields = {camel(k): k for k in s["input_schema"].get("properties", {})}
-                self.renamed[MCP_NAMES[s["name"]]] = (s["name"], fields)
-                self.words[s["name"]] = MCP_NAMES[s["name"]]
-                self.words.update({k: c for c, k in fields.items() if c != k})
-        self.schemas = [_spelled(s, self.words) if s["name"] in MCP_NAMES else s for s in kept]
+        self.schemas = [_keyed(s) if s["name"] in KEYED_TOOLS else s for s in kept]
         # Claude's memory tool runs on the session files, which every execution with tools has.
         if offered is None or offered:
             self.schemas.append(MEMORY_SCHEMA)
@@ -202,25 +170,18 @@ class MemoryRelay:
         key = arguments.get(IDEMPOTENCY_KEY)
         if key is not None and not isinstance(key, str):
             return _refused(f"parameter_invalid: {IDEMPOTENCY_KEY} must be a string of 1 to 128 characters.")
-        tool, fields = self.renamed.get(name, (name, {}))
-        # A field the tool does not know is passed on as it is, for the service to refuse by its name.
-        arguments = {fields.get(k, k): v for k, v in arguments.items() if k != IDEMPOTENCY_KEY}
-        words = self.words if fields else {}
+        arguments = {k: v for k, v in arguments.items() if k != IDEMPOTENCY_KEY}
         try:
-            result = self.client.call_tool(self.execution["public_id"], tool, arguments, idempotency_key=key)
+            result = self.client.call_tool(self.execution["public_id"], name, arguments, idempotency_key=key)
         except MemoryClientError as err:
             # The call itself was refused (unknown execution, revoked token, service down, a key reused for
             # other arguments): the model cannot fix that by retrying the same call, and should say so.
-            return _refused(respell(str(err), words))
+            return _refused(str(err))
         data = result.get("data")
-        refused = bool(result.get("is_error"))
-        text = str(result.get("content", ""))
         return types.CallToolResult(
-            # A refusal's text names fields and tools the way this client spells them; a result's text is
-            # the service's, record content included, and is never rewritten.
-            content=[types.TextContent(type="text", text=respell(text, words) if refused else text)],
+            content=[types.TextContent(type="text", text=str(result.get("content", "")))],
             structured_content=data if isinstance(data, dict) else None,
-            is_error=refused,
+            is_error=bool(result.get("is_error")),
         )
 
     def block(self) -> str:
@@ -283,7 +244,7 @@ def build_server(relay: MemoryRelay) -> Server[Any]:
             "use memory_ls and memory_read to look further, and memory_write, memory_edit and memory_delete "
             "with the version pair from your latest read. After a stale_object refusal, read again and redo "
             "your change on the current text. Keep small facts (decisions, corrections, preferences) with "
-            "add_memory, one piece of information each, and find them with search_memory."
+            "memory_append, one piece of information each, and find them with memory_search."
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
