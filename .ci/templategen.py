@@ -26,6 +26,9 @@ from agent_memory_sdk.client import exception_name  # noqa: E402
 from agent_memory_sdk.local.gateway import build_event  # noqa: E402
 from agent_memory_sdk.local.template import TemplateRoute, _compile  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tsclient  # noqa: E402
+
 RUNTIME = "python3.12"
 
 
@@ -589,6 +592,8 @@ def render() -> dict[Path, str]:
     # The client's route methods, and its exception classes inside client.py (between two markers).
     files[SDK / "routes.py"] = client_routes()
     files[SDK / "client.py"] = client_errors((SDK / "client.py").read_text())
+    # The TypeScript client's types, route methods and error classes (clients/typescript/src/gen/).
+    files.update(tsclient.render(openapi_document()))
     return files
 
 
