@@ -20,7 +20,7 @@ from typing import Any
 
 from agent_memory.api.contract import API, READ_ONLY_TOOLS, ROUTES, path_parameters
 from agent_memory.api.contract import RouteSpec as Route
-from agent_memory.api.errors import CATALOGUE
+from agent_memory.api.errors import CALL_REFUSALS, CATALOGUE
 
 ROOT = Path(__file__).resolve().parent.parent
 GEN = ROOT / "clients" / "typescript" / "src" / "gen"
@@ -254,6 +254,8 @@ def errors_ts() -> str:
         out += f"  static override readonly status = {known.status};\n"
         out += f"  static override readonly retryable = {'true' if known.retryable else 'false'};\n"
         out += "}\n\n"
+    out += "/** Refusals of the call itself, not of its input: no model gets past them by changing its call. */\n"
+    out += f"export const CALL_REFUSALS: ReadonlySet<string> = new Set({json.dumps(sorted(CALL_REFUSALS))});\n\n"
     out += "/** code -> error class, one per catalogued code. */\n"
     out += "export const ERRORS: Readonly<Record<string, typeof MemoryApiError>> = {\n"
     out += "".join(f"  {code}: {_class_name(code)},\n" for code in CATALOGUE)

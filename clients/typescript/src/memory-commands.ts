@@ -16,13 +16,12 @@
 
 import { MemoryApiError, MemoryConnectionError } from './base.js';
 import type { MemoryClient } from './client.js';
+import { CALL_REFUSALS } from './gen/errors.js';
 import type * as Schemas from './gen/schemas.js';
 
 export const PREFIX = '/memories';
 const LINE_NUMBER_WIDTH = 6;
 const MAX_LINES = 999_999;
-/** Refusals of the call, not of its input: no model gets past them (agent_memory.api.errors.CALL_REFUSALS). */
-const CALL_REFUSALS = new Set(['not_authenticated', 'not_authorized', 'not_found', 'execution_expired', 'execution_stopped', 'internal_error']);
 
 /** A command's refusal, as the text the model reads. */
 export class MemoryToolError extends Error {

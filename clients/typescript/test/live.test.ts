@@ -49,12 +49,17 @@ test("the SDK's memory tool over an execution's roots and a read-write mount", {
     body: { memory: { name: `runbooks-${Date.now()}`, description: 'How we deploy.', files: [{ path: 'deploy.md', content: 'step one\n' }] } },
   });
   const memoryId = memory.memory.memory_id;
+  const reference = await client.routes.createMemory({ body: { memory: { name: `reference-${Date.now()}`, description: 'Terms.' } } });
+  const referenceId = reference.memory.memory_id;
   // An agent reaches a Memory through its attachments: attached read-write, it may mount it read-write.
-  await client.routes.updateAgent({ agent_public_id: agentId, body: { agent: { memories: [{ memory_id: memoryId, mode: 'readwrite' }] } } });
+  await client.routes.updateAgent({
+    agent_public_id: agentId,
+    body: { agent: { memories: [{ memory_id: memoryId, mode: 'readwrite' }, { memory_id: referenceId, mode: 'readonly' }] } },
+  });
   const ex = await agent.routes.createExecution({
     workspace_public_id: ws,
     conversation_public_id: conv,
-    body: { execution: { capabilities: [{ ref: 'memory', config: { mounts: [{ memory: memoryId, path: '/workspace/runbooks', mode: 'readwrite' }] } }] } },
+    body: { execution: { capabilities: [{ ref: 'memory', config: { mounts: [{ memory: memoryId, path: '/workspace/runbooks', mode: 'readwrite' }, { memory: referenceId, path: '/workspace/reference' }] } }] } },
   });
   const tool = memoryTool(agent, ex.execution.public_id);
   assert.equal(tool.type, 'memory_20250818');
@@ -80,6 +85,11 @@ test("the SDK's memory tool over an execution's roots and a read-write mount", {
   await h.str_replace({ command: 'str_replace', path: '/memories/workspace/runbooks/deploy.md', old_str: 'one', new_str: 'two' });
   const file = await client.routes.memoryFileShow({ memory_id: memoryId, body: { file: { path: 'deploy.md' } } });
   assert.equal(file.file.content, 'step two\n');
+  // a read-only mount refuses a change, saying so once
+  await assert.rejects(
+    async () => h.create({ command: 'create', path: '/memories/workspace/reference/terms.md', file_text: 'SLO' }),
+    (err: Error) => err.message === 'The path /memories/workspace/reference/terms.md is read-only in this session: it cannot be changed.',
+  );
   // and escaping /memories is refused before anything is sent
   await assert.rejects(async () => h.view({ command: 'view', path: '/memories/../etc' }), /would escape \/memories/);
   assert.ok(MemoryReadOnly.status === 403);

@@ -326,6 +326,9 @@ export class StorageUnavailable extends MemoryApiError {
   static override readonly retryable = true;
 }
 
+/** Refusals of the call itself, not of its input: no model gets past them by changing its call. */
+export const CALL_REFUSALS: ReadonlySet<string> = new Set(["execution_expired", "execution_stopped", "internal_error", "not_authenticated", "not_authorized", "not_found"]);
+
 /** code -> error class, one per catalogued code. */
 export const ERRORS: Readonly<Record<string, typeof MemoryApiError>> = {
   parameter_missing: ParameterMissing,
