@@ -80,7 +80,7 @@ def room(fresh: LocalService) -> Room:
     context = bindings({"name": "conversation", "scope": "conversation", "access": "read_write"})
     conv = owner.create_conversation(ws, memory_context=context)["public_id"]
     owner.conversation_memory(ws, conv).write("conversation/plan.md", "ship on friday\n", (None, None))
-    return Room(owner, ws, conv, owner.create_execution(ws, conv))
+    return Room(owner, ws, conv, owner.create_execution(ws, conv)["execution"])
 
 
 def _tool_results(messages: list[Any]) -> list[dict[str, Any]]:

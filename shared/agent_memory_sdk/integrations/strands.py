@@ -7,7 +7,7 @@
     from agent_memory_sdk.integrations.strands import MemoryBlockHook, memory_tools
 
     client = MemoryClient(url, agent_token)
-    execution = client.create_execution(ws, conv)
+    execution = client.create_execution(ws, conv)["execution"]
     agent = Agent(
         model=...,
         tools=memory_tools(client, execution["public_id"], tools=execution["tools"]),

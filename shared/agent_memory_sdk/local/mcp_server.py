@@ -306,7 +306,9 @@ def start(args: argparse.Namespace) -> MemoryRelay:
             "subject": {"speaker_public_id": args.speaker} if args.speaker else None,
         }
     else:
-        execution = client.create_execution(args.workspace, args.conversation, speaker_public_id=args.speaker)
+        execution = client.create_execution(args.workspace, args.conversation, speaker_public_id=args.speaker)[
+            "execution"
+        ]
     return MemoryRelay(
         client,
         args.workspace,
