@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from agent_memory_sdk.client import InternalError
 from agent_memory_sdk.local.runtime import LocalService
 from anthropic.lib.tools import ToolError
@@ -146,6 +147,45 @@ def test_the_deliberate_differences_are_these_and_no_more(desk: Desk, tmp_path: 
     assert len(DELIBERATE) == 5
 
 
+BIG = ("a line of a runbook, long enough to matter\n" * 14_300)[: 600 * 1024 - 15] + "the last line.\n"
+
+
+def test_the_session_routes_take_a_memory_files_size(desk: Desk) -> None:
+    # Given a file larger than the API's usual 512 KiB body and within a Memory file's 1 MiB, sent unkeyed
+    base = f"{desk.owner.base_url}/agent_api/v1/executions/{desk.ex}"
+    url = f"{base}/files"
+    auth = {"Authorization": f"Bearer {desk.owner.token}"}
+    body = {"file": {"path": "/workspace/runbooks/big.md", "content": BIG, **_new()}}
+    # When it is written into the read-write Memory mount and edited there
+    written = requests.post(f"{url}/write", json=body, headers=auth, timeout=30)
+    assert written.status_code == 201, written.text
+    pair = {"expected_public_id": written.json()["file"]["public_id"], "expected_lock_version": 0}
+    edit = {
+        "file": {"path": "/workspace/runbooks/big.md", "old_text": "the last line.", "new_text": "the end.", **pair}
+    }
+    assert requests.post(f"{url}/edit", json=edit, headers=auth, timeout=30).status_code == 200
+    # Then the Memory holds it whole
+    shown = desk.owner.memory_files(desk.runbooks).show("big.md")
+    assert shown["content"] == BIG.replace("the last line.", "the end.") and len(BIG) == 600 * 1024
+    # And a model's tool call carries it too
+    tool_input = {"input": {"path": "/workspace/runbooks/tool.md", "content": BIG, **_new()}}
+    called = requests.post(f"{base}/tools/memory_write", json=tool_input, headers=auth, timeout=30)
+    assert called.status_code == 200 and called.json()["is_error"] is False, called.text[:300]
+    # And a body past 4 MiB is still refused, changing nothing
+    huge = {"file": {"path": "/workspace/runbooks/huge.md", "content": "x" * (4 * 1024 * 1024), **_new()}}
+    refused = requests.post(f"{url}/write", json=huge, headers=auth, timeout=30)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (400, "parameter_invalid")
+    assert [f["path"] for f in desk.owner.memory_files(desk.runbooks).ls()["files"]] == [
+        "big.md",
+        "deploy.md",
+        "tool.md",
+    ]
+
+
+def _new() -> dict[str, None]:
+    return {"expected_public_id": None, "expected_lock_version": None}
+
+
 @pytest.mark.xfail(
     raises=InternalError,
     strict=True,
@@ -154,14 +194,14 @@ def test_the_deliberate_differences_are_these_and_no_more(desk: Desk, tmp_path: 
 )
 def test_a_600_kb_file_goes_into_a_memory_mount_through_the_tool(desk: Desk) -> None:
     # Given a file larger than the API's usual 512 KiB body and within a Memory file's 1 MiB
-    text = ("a line of a runbook, long enough to matter\n" * 14_300)[: 600 * 1024]
+    text = BIG
     path = "/memories/workspace/runbooks/big.md"
     # When the model creates it in the read-write Memory mount, and edits it
     assert desk.run(create(path, text)) == f"File created successfully at: {path}"
-    assert desk.run(replace(path, text[-30:], "the end\n")).startswith("The memory file has been edited.")
+    assert desk.run(replace(path, "the last line.", "the end.")).startswith("The memory file has been edited.")
     # Then the Memory holds it whole
     shown = desk.owner.memory_files(desk.runbooks).show("big.md")
-    assert shown["content"] == text[:-30] + "the end\n" and shown["lock_version"] == 1
+    assert shown["content"] == text.replace("the last line.", "the end.") and shown["lock_version"] == 1
     # And a conversation document keeps its own 64 KiB bound, said as the service says it
     said = desk.refused(create(f"{C}/big.md", text))
     assert "memory_document_too_large" in said

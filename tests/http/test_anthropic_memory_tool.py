@@ -369,8 +369,9 @@ def test_read_only_roots_and_mounts_refuse_every_change(desk: Desk) -> None:
     assert _door(desk).show("conversation/notes.md")["lock_version"] == 0
 
 
-def test_importing_agent_memory_does_not_import_anthropic() -> None:
-    code = "import sys, agent_memory, agent_memory_sdk.client; assert 'anthropic' not in sys.modules"
+def test_importing_agent_memory_does_not_import_any_optional_extra() -> None:
+    extras = ("anthropic", "langgraph", "strands")
+    code = f"import sys, agent_memory, agent_memory_sdk.client; assert not set({extras!r}) & set(sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
