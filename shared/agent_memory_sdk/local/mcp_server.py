@@ -70,7 +70,8 @@ MEMORY_SCHEMA: dict[str, Any] = {
     "description": "Your memory directory, /memories: view a folder (two levels deep) or a file (with line "
     "numbers, optionally a view_range [first, last], last -1 for the end), create a file that does not exist yet "
     "(an existing one is refused), str_replace one exact passage that occurs once, insert text after line "
-    "insert_line (0: at the top), delete a file or folder, rename a file. /memories lists the folders you have; some are read-only.",
+    "insert_line (0: at the top), delete a file or folder, rename a file. /memories lists the folders you "
+    "have; some are read-only.",
     "input_schema": {
         "type": "object",
         "properties": {
