@@ -17,7 +17,7 @@ from agent_memory_sdk.client import MemoryClient
 from agent_memory_sdk.integrations.langgraph import ServiceStore, StaleItem, VersionedItem
 from agent_memory_sdk.local.runtime import LocalService
 from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore, InvalidNamespaceError, Item
+from langgraph.store.base import BaseStore, InvalidNamespaceError, Item, PutOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import RetryPolicy
 
@@ -300,3 +300,86 @@ def test_an_async_graph_uses_abatch(world: World) -> None:
     assert asyncio.run(main()) == ["1 facts, 1 found, 1 users", "1 facts, 1 found, 2 users"]
     item = store.get(("users", "bob"), "facts")
     assert isinstance(item, Item) and item.value == {"facts": ["coffee"]}
+
+
+# ---- LangGraph's own list_namespaces semantics, as its store tests state them -----------------------------
+
+NINE = [
+    ("a", "b", "c"),
+    ("a", "b", "d", "e"),
+    ("a", "b", "d", "i"),
+    ("a", "b", "f"),
+    ("a", "c", "f"),
+    ("b", "a", "f"),
+    ("users", "123"),
+    ("users", "456", "settings"),
+    ("admin", "users", "789"),
+]
+ABF = [("a", "b", "f"), ("a", "c", "f")]
+NAMESPACE_CASES: list[tuple[list[tuple[str, ...]], dict[str, Any], list[tuple[str, ...]]]] = [
+    (NINE, {"prefix": ("a", "b")}, [("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f")]),
+    (NINE, {"suffix": ("f",)}, [*ABF, ("b", "a", "f")]),
+    (NINE, {"prefix": ("a",), "suffix": ("f",)}, ABF),
+    (NINE, {"prefix": ("a", "b"), "max_depth": 3}, [("a", "b", "c"), ("a", "b", "d"), ("a", "b", "f")]),
+    (NINE, {"prefix": ("a", "b"), "limit": 2}, [("a", "b", "c"), ("a", "b", "d", "e")]),
+    (NINE, {"prefix": ("a", "b"), "offset": 2}, [("a", "b", "d", "i"), ("a", "b", "f")]),
+    (NINE, {"prefix": ("a", "*", "f")}, ABF),
+    (NINE, {"suffix": ("*", "f")}, [*ABF, ("b", "a", "f")]),
+    (NINE, {"prefix": ("nonexistent",)}, []),
+    (NINE, {"prefix": ("users", "123")}, [("users", "123")]),
+    (
+        [("users", "123"), ("users", "456"), ("users", "789", "settings"), ("admin", "users", "789")],
+        {"prefix": ("users", "*")},
+        [("users", "123"), ("users", "456"), ("users", "789", "settings")],
+    ),
+    (
+        [("guests", "456", "preferences"), ("users", "1")],
+        {"suffix": ("*", "preferences")},
+        [("guests", "456", "preferences")],
+    ),
+    (
+        [("users", "789", "settings"), ("admin", "users", "789")],
+        {"prefix": ("*", "users"), "suffix": ("*", "settings")},
+        [],
+    ),
+    (
+        [("a", "b", "c", "d"), ("a", "b", "c", "e"), ("a", "b", "f"), ("a", "g"), ("h", "i", "j", "k")],
+        {"max_depth": 2},
+        [("a", "b"), ("a", "g"), ("h", "i")],
+    ),
+    ([("a", "b"), ("c", "d"), ("e", "f", "g")], {}, [("a", "b"), ("c", "d"), ("e", "f", "g")]),
+    ([], {}, []),
+]
+
+
+def test_list_namespaces_as_langgraphs_own_tests_state_it(world: World) -> None:
+    for n, (spaces, kw, expected) in enumerate(NAMESPACE_CASES):
+        # Each case in a folder of its own, so the cases do not see one another's items
+        store = world.store(folder=f"case{n}")
+        for i, ns in enumerate(spaces):
+            store.put(ns, f"id_{i}", {"data": f"value_{i:02d}"})
+        assert store.list_namespaces(**kw) == sorted(expected), kw
+
+
+def test_list_namespaces_pages_as_langgraph_pages_them(world: World) -> None:
+    store = world.store()
+    for i in range(12):
+        store.put(("namespace", f"sub_{i:02d}"), f"id_{i:02d}", {"data": i})
+    pages = [store.list_namespaces(prefix=("namespace",), limit=5, offset=o) for o in (0, 5, 10)]
+    assert pages == [[("namespace", f"sub_{i:02d}") for i in r] for r in (range(5), range(5, 10), range(10, 12))]
+
+
+def test_langgraph_namespace_rules_hold_for_puts_and_the_langgraph_root_past_the_public_api(world: World) -> None:
+    store, doc = world.store(), {"foo": "bar"}
+    for bad in [(), ("the", "thing.about"), ("some", "fun", ""), ("langgraph", "foo")]:
+        with pytest.raises(InvalidNamespaceError):
+            store.put(bad, "foo", doc)
+        with pytest.raises(InvalidNamespaceError):
+            asyncio.run(store.aput(bad, "foo", doc))
+    # "langgraph" is refused only as the first label, and only by the public put
+    store.put(("foo", "langgraph", "foo"), "bar", doc)
+    assert (got := store.get(("foo", "langgraph", "foo"), "bar")) is not None and got.value == doc
+    store.batch([PutOp(("langgraph", "foo"), "bar", doc)])
+    assert [i.value for i in store.search(("langgraph", "foo"))] == [doc]
+    store.delete(("langgraph", "foo"), "bar")
+    assert store.get(("langgraph", "foo"), "bar") is None
