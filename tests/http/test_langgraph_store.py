@@ -315,7 +315,7 @@ NINE = [
     ("users", "456", "settings"),
     ("admin", "users", "789"),
 ]
-ABF = [("a", "b", "f"), ("a", "c", "f")]
+ABF: list[tuple[str, ...]] = [("a", "b", "f"), ("a", "c", "f")]
 NAMESPACE_CASES: list[tuple[list[tuple[str, ...]], dict[str, Any], list[tuple[str, ...]]]] = [
     (NINE, {"prefix": ("a", "b")}, [("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f")]),
     (NINE, {"suffix": ("f",)}, [*ABF, ("b", "a", "f")]),
