@@ -205,6 +205,13 @@ def test_bad_namespaces_and_ttls_are_refused_before_anything_is_sent(world: Worl
         store.put(("a.b",), "k", {"v": 1}, expected=None)
     with pytest.raises(NotImplementedError):
         store.put(("x",), "k", {"v": 1}, ttl=5)
+    # A key too long for a document path is the caller's to fix, for every op
+    with pytest.raises(ValueError, match="a path the service refuses"):
+        store.put(("x",), "k" * 2000, {"v": 1})
+    with pytest.raises(ValueError, match="a path the service refuses"):
+        store.get(("x",), "k" * 2000)
+    with pytest.raises(ValueError, match="a path the service refuses"):
+        store.put(("x",), "k" * 2000, {"v": 1}, expected=None)
     assert world.owner.memory_files(world.memory_id).ls()["files"] == []
 
 

@@ -428,8 +428,6 @@ class ServiceStore(BaseStore):
                 status=409,
                 details=err.details,
             ) from err
-        except MemoryPathInvalid as err:
-            raise ValueError(f"The namespace or key makes a path the service refuses: {err.message}") from err
 
     @staticmethod
     def _created(current: Mapping[str, Any] | None) -> datetime | None:
@@ -443,6 +441,13 @@ class ServiceStore(BaseStore):
     # ---- BaseStore ----
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        try:
+            return self._batch(ops)
+        except MemoryPathInvalid as err:
+            # A namespace or key too long (or otherwise unfit) for a document path: the caller's to fix.
+            raise ValueError(f"The namespace or key makes a path the service refuses: {err.message}") from err
+
+    def _batch(self, ops: Iterable[Op]) -> list[Result]:
         results: list[Result] = []
         for op in ops:
             validate_op_namespace(op)
@@ -512,4 +517,7 @@ class ServiceStore(BaseStore):
         validate_op_namespace(PutOp(namespace, str(key), value))
         if not namespace or namespace[0] == "langgraph":
             raise InvalidNamespaceError(f"Namespace cannot be empty or start with 'langgraph'. Got: {namespace}")
-        self._put(namespace, str(key), value, expected)
+        try:
+            self._put(namespace, str(key), value, expected)
+        except MemoryPathInvalid as err:
+            raise ValueError(f"The namespace or key makes a path the service refuses: {err.message}") from err
