@@ -81,6 +81,10 @@ def script() -> list[Any]:
         view(C),
         replace(f"{C}/sub", "a", "b"),
         insert(f"{C}/sub", 0, "x"),
+        create(f"{C}/sub", "a folder is there"),
+        create(C, "so is a root"),
+        replace(C, "a", "b"),
+        replace("/memories/top.md", "a", "b"),  # nothing can be there
         view(notes),
         rename(notes, moved),
         rename(notes, moved),  # gone: refused
@@ -108,7 +112,7 @@ def test_every_command_answers_as_the_reference_does(desk: Desk, tmp_path: Path)
     for cmd, a, b in zip(script(), theirs, ours, strict=True):
         assert (b[0], _folder_sizes_masked(b[1])) == (a[0], _folder_sizes_masked(a[1])), cmd
     # And the script did exercise both sides of the tool
-    assert [k for k, _ in ours].count("refused") == 18
+    assert [k for k, _ in ours].count("refused") == 22
     # And the files left behind are the same
     left = {p.relative_to(tmp_path / "memories").as_posix() for p in tmp_path.rglob("*") if p.is_file()}
     assert left == {"conversation/dup.md"}

@@ -215,10 +215,15 @@ def test_create_at_the_top_of_memories_names_the_folders_a_file_can_go_in(desk: 
         "/memories/conversation/, /memories/user/, /memories/workspace/, and files go in them, such as "
         "/memories/conversation/toplevel.md."
     )
-    # A root itself is a folder, and says so
-    assert desk.refused(create("/memories/conversation", "x")) == (
-        "The path /memories/conversation is a directory: name a file inside it."
-    )
+    # And a rename there is refused the same way, while an edit finds nothing there, as in the reference
+    desk.run(create(NOTES, "x"))
+    assert desk.refused(rename(NOTES, "/memories/toplevel.md")) == said
+    missing = "The path /memories/toplevel.md does not exist. Please provide a valid path."
+    assert desk.refused(replace("/memories/toplevel.md", "a", "b")) == missing
+    assert desk.refused(insert("/memories/toplevel.md", 0, "b")) == missing
+    # A root itself is a folder: it already exists to create, and is not a file to edit
+    assert desk.refused(create("/memories/conversation", "x")) == "File /memories/conversation already exists"
+    assert desk.refused(replace("/memories/conversation", "a", "b")) == "The path /memories/conversation is not a file."
 
 
 # ---- str_replace and insert -----------------------------------------------------------------------------

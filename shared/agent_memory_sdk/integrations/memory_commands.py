@@ -160,9 +160,13 @@ class MemoryCommands:
             return None
         return "/" + rel if self._mount_of("/" + rel) is not None else rel
 
-    def _file(self, path: str) -> str:
+    def _file(self, path: str, *, creating: bool = False) -> str:
+        """The session path of a file a command changes; a path that cannot be one is refused in the
+        reference's words (a folder `already exists` to create, `is not a file` to edit)."""
         sp = self.service_path(path)
-        if sp is not None and "/" not in sp and sp not in self.roots() and not self._is_mount_folder(sp):
+        if sp is not None and self._top_level(sp):
+            if not creating:
+                raise CommandError(f"The path {path} does not exist. Please provide a valid path.")
             # /memories itself holds folders only (the roots and the mounts' folders), never a file.
             folders = sorted({*self.roots(), *(m.strip("/").split("/", 1)[0] for m in self.mounts())})
             writable = [r for r in folders if self._root_access().get(r) == "read_write"] or folders or ["<folder>"]
@@ -172,8 +176,12 @@ class MemoryCommands:
                 f"them, such as {PREFIX}/{writable[0]}/{sp}."
             )
         if sp is None or self._is_folder(sp):
-            raise CommandError(f"The path {path} is a directory: name a file inside it.")
+            raise CommandError(f"File {path} already exists" if creating else f"The path {path} is not a file.")
         return sp
+
+    def _top_level(self, sp: str) -> bool:
+        """A name directly under /memories that is no root and no mount's folder: no file can be there."""
+        return "/" not in sp and sp not in self.roots() and not self._is_mount_folder(sp)
 
     def _is_mount_folder(self, sp: str) -> bool:
         at = "/" + sp.strip("/")
@@ -326,7 +334,11 @@ class MemoryCommands:
         return render_folder(shown, files, folders)
 
     def create(self, path: str, file_text: str) -> str:
-        sp = self._file(path)
+        sp = self._file(path, creating=True)
+        if self._listed(sp):
+            # Files lie under this path: it is a folder, which the reference's create refuses as existing
+            # (the service would let a file share a folder's name, and views would then show only the file).
+            raise CommandError(f"File {path} already exists")
         try:
             # Only while the path is absent (null/null), as the reference's O_EXCL create: a model that means
             # to change a file it has not read is told so, and nothing anyone wrote is replaced.
@@ -443,6 +455,8 @@ class MemoryCommands:
         so, sn = self.service_path(old_path), self.service_path(new_path)
         if so is None:
             raise CommandError("Cannot rename the /memories directory itself")
+        if sn is not None and self._top_level(sn):
+            self._file(new_path, creating=True)  # refused: it names the folders a file can go in
         if sn is None or self._is_folder(sn):
             raise CommandError(f"The destination {new_path} already exists")
         for attempt in (0, 1):
