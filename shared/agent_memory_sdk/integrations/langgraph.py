@@ -292,7 +292,7 @@ class ServiceStore(BaseStore):
 
     # ---- reading ----
 
-    def _item(self, f: Mapping[str, Any], score: float | None = None, searched: bool = False) -> Item | None:
+    def _item(self, f: Mapping[str, Any]) -> VersionedItem | None:
         try:
             doc = json.loads(str(f.get("content") or ""))
             value = doc["value"]
@@ -312,8 +312,6 @@ class ServiceStore(BaseStore):
             "updated_at": _when(str(f["written_at"])),
             "version": (str(f["public_id"]), int(f["lock_version"])),
         }
-        if searched:
-            return VersionedSearchItem(score=score, **fields)
         return VersionedItem(**fields)
 
     def _get(self, op: GetOp) -> Item | None:
@@ -352,7 +350,7 @@ class ServiceStore(BaseStore):
                 paths = [p for p in paths if p in hits]
         elif not op.filter:
             paths = paths[op.offset : op.offset + op.limit]  # nothing to judge: read only the page
-        items: list[tuple[float | None, Item]] = []
+        items: list[tuple[float | None, VersionedItem]] = []
         for f in self._load(paths):
             item = self._item(f)
             if item is None or (op.filter and not all(_matches(item.value.get(k), v) for k, v in op.filter.items())):
@@ -377,7 +375,7 @@ class ServiceStore(BaseStore):
                 created_at=i.created_at,
                 updated_at=i.updated_at,
                 score=s,
-                version=getattr(i, "version", ("", 0)),
+                version=i.version,
             )
             for s, i in items
         ]
