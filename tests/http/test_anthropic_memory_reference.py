@@ -8,6 +8,7 @@ paragraph in docs/decisions.md (issue 29).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import requests
 from agent_memory_sdk.client import InternalError
+from agent_memory_sdk.integrations.anthropic import MemoryTool
 from agent_memory_sdk.local.runtime import LocalService
 from anthropic.lib.tools import ToolError
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
@@ -209,3 +211,28 @@ def test_a_600_kb_file_goes_into_a_memory_mount_through_the_tool(desk: Desk) -> 
     # And a conversation document keeps its own 64 KiB bound, said as the service says it
     said = desk.refused(create(f"{C}/big.md", text))
     assert "memory_document_too_large" in said
+
+
+def test_racing_creates_of_one_path_make_one_file(desk: Desk) -> None:
+    # Given eight threads creating the same file at once, each with its own text and its own tool
+    path = f"{C}/race.md"
+    tools = [MemoryTool(url=desk.owner.base_url, token=desk.owner.token, execution_public_id=desk.ex) for _ in range(8)]
+    start = threading.Barrier(8)
+    outcomes: list[tuple[str, str, str]] = []
+
+    def create_it(i: int) -> None:
+        start.wait()
+        kind, text = _outcome(tools[i].execute, create(path, f"writer {i}\n"))
+        outcomes.append((kind, text, f"writer {i}\n"))
+
+    threads = [threading.Thread(target=create_it, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Then exactly one created it, the others were told it exists, and the file holds the winner's text
+    won = [o for o in outcomes if o[0] == "ok"]
+    assert len(won) == 1 and won[0][1] == f"File created successfully at: {path}"
+    assert sorted(o[1] for o in outcomes if o[0] == "refused") == [f"File {path} already exists"] * 7
+    shown = desk.owner.conversation_memory(desk.ws, desk.conv).show("conversation/race.md")
+    assert (shown["content"], shown["lock_version"]) == (won[0][2], 0)

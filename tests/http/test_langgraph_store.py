@@ -390,3 +390,32 @@ def test_langgraph_namespace_rules_hold_for_puts_and_the_langgraph_root_past_the
     assert [i.value for i in store.search(("langgraph", "foo"))] == [doc]
     store.delete(("langgraph", "foo"), "bar")
     assert store.get(("langgraph", "foo"), "bar") is None
+
+
+def test_racing_blind_puts_each_land_on_the_version_they_read_or_are_refused(world: World) -> None:
+    # Given eight threads putting the same item at once without reading it first
+    world.store().put(("race",), "blind", {"by": "nobody"})
+    start = threading.Barrier(8)
+    landed: list[str] = []
+    refused: list[str] = []
+
+    def put(name: str) -> None:
+        store = world.store()
+        start.wait()
+        try:
+            store.put(("race",), "blind", {"by": name})
+            landed.append(name)
+        except StaleItem:
+            refused.append(name)
+
+    threads = [threading.Thread(target=put, args=(f"t{i}",)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Then every put either landed as a version of its own or was refused: none replaced a version unseen
+    assert len(landed) + len(refused) == 8 and landed
+    history = world.owner.memory_files(world.memory_id).versions("langgraph/race/blind.json")["versions"]
+    assert len(history) == 1 + len(landed)
+    final = world.store().get(("race",), "blind")
+    assert final is not None and final.value["by"] in landed
