@@ -115,7 +115,7 @@ def run(url: str, operator_key: str) -> None:
 
     # 2. One turn of the agent runtime, acting with the agent's own token.
     agent = ada.with_token(program["token"])
-    execution = agent.create_execution(ws, conv)
+    execution = agent.create_execution(ws, conv)["execution"]
     block = agent.memory_block(ws, conv)
     say("memory block for the prompt", block["text"])
     offered = [t["name"] for t in agent.tool_schemas("anthropic") if t["name"] in execution["tools"]]

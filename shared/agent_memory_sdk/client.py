@@ -4,6 +4,13 @@ Both are generated from the contract by `make template`: the route methods in ro
 named by route), the exception classes in the marked block below. What is written here by hand is the
 transport and the helpers that build a route's body from arguments and unwrap its answer.
 
+One return convention for every helper: an answer that is one named object (`{"workspace": {...}}`,
+`{"memory": [...]}`, `{"file": {...}}`) is unwrapped to that object; an answer of several parts (a thing and
+its token or its secret shown once, a page and its `next_cursor`, a result and its flags) is returned
+whole, as the service sent it; a 204 is None; an export page is its (lines, next cursor). `client.routes`
+always answers the body whole. Every option of every route's body is a helper's argument (`mounts` and
+`capabilities` of `create_execution` included).
+
 Standard library only (urllib), so an agent runtime can use it without the service's own dependencies,
 and importing it costs next to nothing. Every call has a timeout. Retries are limited to requests that
 cannot change anything: GETs and the read-only POSTs (show, grep, the memory block, skill loads, the
@@ -713,9 +720,21 @@ class MemoryClient:
     def create_workspace(self, name: str) -> dict[str, Any]:
         return _dict(self.routes.create_workspace(body={"workspace": {"name": name}})["workspace"])
 
-    def update_workspace(self, workspace: str, *, tool_provider_overrides: Mapping[str, str | None]) -> dict[str, Any]:
-        body = {"workspace": {"tool_provider_overrides": dict(tool_provider_overrides)}}
-        return _dict(self.routes.update_workspace(workspace_public_id=workspace, body=body)["workspace"])
+    def update_workspace(
+        self,
+        workspace: str,
+        *,
+        tool_provider_overrides: Mapping[str, str | None] | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Change a workspace's tool provider overrides and/or its settings (`{"dedup": {...}}`)."""
+        fields = _without_none(
+            tool_provider_overrides=None if tool_provider_overrides is None else dict(tool_provider_overrides),
+            settings=None if settings is None else dict(settings),
+        )
+        return _dict(
+            self.routes.update_workspace(workspace_public_id=workspace, body={"workspace": fields})["workspace"]
+        )
 
     def add_member(
         self,
@@ -771,10 +790,11 @@ class MemoryClient:
         conversation: str,
         *,
         strategy: Literal["fail", "prefer_child", "prefer_parent"] = "fail",
+        into: Literal["parent"] = "parent",
     ) -> dict[str, Any]:
         """Fold a fork's conversation/ documents back into its parent, three-way: {"landed", "kept",
         "conversation"}. A conflict under "fail" raises MergeConflict (its details name each path)."""
-        body = {"merge": {"into": "parent", "strategy": strategy}}
+        body = {"merge": {"into": into, "strategy": strategy}}
         return _dict(self.routes.merge_conversation(**_conv(workspace, conversation), body=body)["merge"])
 
     # ---- a conversation's store entries (client state no prompt reads) ---------------------------
@@ -868,21 +888,32 @@ class MemoryClient:
         delegate_to_agent_public_id: str | None = None,
         tools: Iterable[str] | None = None,
         mail_from_execution_public_id: str | None = None,
+        mounts: Iterable[Mapping[str, Any]] | None = None,
+        capabilities: Iterable[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """An execution whose bindings and tools are frozen now: {"public_id", "bindings", "tools", ...}.
+        """An execution whose bindings, tools and file tree are frozen now: {"execution": {"public_id",
+        "bindings", "tools", "mounts", ...}, "secret"} (the secret the in-account tool function accepts,
+        shown once).
 
-        `mail_from_execution_public_id` starts it as peer mail from that execution: its bindings are this
-        conversation's intersected with the sender's, read-only winning."""
+        `mounts` mounts Memories into the session's tree: `[{"memory": id, "path": "/workspace/runbooks",
+        "mode": "readwrite" | "readonly", "read_first": bool}]` (the `memory` capability's config);
+        `capabilities` is the list as the API takes it (`[{"ref", "config"}]`), for what `mounts` does not
+        spell. `mail_from_execution_public_id` starts it as peer mail from that execution: its bindings are
+        this conversation's intersected with the sender's, read-only winning."""
+        caps = [dict(c) for c in capabilities] if capabilities is not None else None
+        if mounts is not None:
+            if any(c.get("ref") == "memory" for c in caps or []):
+                raise ValueError("give the mounts once: as `mounts`, or in the memory capability of `capabilities`")
+            caps = [*(caps or []), {"ref": "memory", "config": {"mounts": [dict(m) for m in mounts]}}]
         execution = _without_none(
             speaker_public_id=speaker_public_id,
             parent_execution_public_id=parent_execution_public_id,
             delegate_to_agent_public_id=delegate_to_agent_public_id,
             tools=None if tools is None else list(tools),
             mail_from_execution_public_id=mail_from_execution_public_id,
+            capabilities=caps,
         )
-        out = self.routes.create_execution(**_conv(workspace, conversation), body={"execution": execution})
-        # The secret the in-account tool function accepts is shown once, beside the execution.
-        return {**_dict(out["execution"]), "secret": out.get("secret")}
+        return _dict(self.routes.create_execution(**_conv(workspace, conversation), body={"execution": execution}))
 
     def stop_execution(self, execution_public_id: str) -> dict[str, Any]:
         """Stop an execution for good, and every execution spawned from it: {"public_id", ..., "stopped": True}.
@@ -946,9 +977,12 @@ class MemoryClient:
         *,
         conversation_public_id: str | None = None,
         description: str | None = None,
+        speaker_public_id: str | None = None,
     ) -> dict[str, Any]:
         """Copy one version of a readable document into workspace/ (appended, for a skill)."""
-        source = _without_none(conversation_public_id=conversation_public_id, path=source_path)
+        source = _without_none(
+            speaker_public_id=speaker_public_id, conversation_public_id=conversation_public_id, path=source_path
+        )
         body = {
             "promote": {
                 "source": {**source, "lock_version": lock_version},
@@ -1137,9 +1171,18 @@ class MemoryClient:
     def show_memory(self, memory_id: str) -> dict[str, Any]:
         return _dict(self.routes.show_memory(memory_id=memory_id)["memory"])
 
-    def update_memory(self, memory_id: str, **fields: Any) -> dict[str, Any]:
-        """Change a Memory's description, default or access (a field sent as None clears a default or
-        restores open access)."""
+    def update_memory(
+        self,
+        memory_id: str,
+        *,
+        description: str | _Unset = UNSET,
+        default: Mapping[str, Any] | _Unset | None = UNSET,
+        access: Mapping[str, Any] | _Unset | None = UNSET,
+    ) -> dict[str, Any]:
+        """Change a Memory's description, default or access; what is left out stays (None clears a default
+        or restores open access)."""
+        given = {"description": description, "default": default, "access": access}
+        fields = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in given.items() if v is not UNSET}
         return _dict(self.routes.update_memory(memory_id=memory_id, body={"memory": fields})["memory"])
 
     def archive_memory(self, memory_id: str) -> dict[str, Any]:
@@ -1365,10 +1408,20 @@ class MemoryDoor:
         return None if out is None else _dict(out["memory"])
 
     def redact(
-        self, path: str, lock_version: int, expected: Expected, *, speaker_public_id: str | None = None
+        self,
+        path: str,
+        lock_version: int,
+        expected: Expected,
+        *,
+        expected_context_revision: int | None = None,
+        speaker_public_id: str | None = None,
     ) -> dict[str, Any]:
         """Delete an earlier version's text for good; its record stays."""
-        memory = {"path": path, "lock_version": lock_version, **_conditional(expected, None, speaker_public_id)}
+        memory = {
+            "path": path,
+            "lock_version": lock_version,
+            **_conditional(expected, expected_context_revision, speaker_public_id),
+        }
         return _dict(self._call("redact_version", memory)["version"])
 
 
@@ -1415,7 +1468,7 @@ class SessionFiles(_FileVerbs):
 
     def ls(self, path: str = "/") -> list[dict[str, Any]]:
         """The files at or under a folder: absolute ('/' every mount's), or of the execution's roots
-        ('' every root's, 'conversation/' one root's)."""
+        ('' every root's, 'conversation/' one root's). A shorthand for `listing(path)["files"]`."""
         return cast(list[dict[str, Any]], self._call("execution_files_list", {"path": path})["files"])
 
     def listing(self, path: str = "/") -> dict[str, Any]:
@@ -1440,9 +1493,12 @@ class MemoryFiles(_FileVerbs):
         query = {"limit": str(limit), **_without_none(prefix=prefix, cursor=cursor)}
         return _dict(self._call("memory_files_list", query=query))
 
-    def grep(self, pattern: str, *, path: str | None = None, ignore_case: bool = False, limit: int = 100) -> Any:
+    def grep(
+        self, pattern: str, *, path: str | None = None, ignore_case: bool = False, limit: int = 100
+    ) -> dict[str, Any]:
+        """{"matches": [{"path", "line_number", "text"}], "truncated", "truncated_reason"}."""
         file = {"pattern": pattern, "ignore_case": ignore_case, "limit": limit, **_without_none(path=path)}
-        return self._call("memory_file_grep", file)
+        return _dict(self._call("memory_file_grep", file))
 
     def versions(self, path: str, *, limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
         return _dict(self._call("memory_file_versions", {"path": path, "limit": limit, **_without_none(cursor=cursor)}))

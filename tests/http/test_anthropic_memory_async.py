@@ -49,8 +49,8 @@ def _script(folder: str) -> list[Any]:
     """One of every command, refusals included, on files under `folder`."""
     a, b = f"{folder}/a.md", f"{folder}/b.md"
     return [
-        create(a, "alpha\nbeta\nbeta\n"),
         create(a, "alpha\nbeta\ngamma\nbeta\n"),
+        create(a, "refused: it exists\n"),
         view(a),
         view(a, [2, 3]),
         replace(a, "gamma", "GAMMA"),
@@ -99,7 +99,7 @@ def test_the_async_tool_answers_every_command_as_the_sync_tool_does(desk: Desk) 
     awaited = _run(main)
     # Then every answer and every refusal is the same text, the folder aside
     assert [(k, t.replace("/async", "/sync")) for k, t in awaited] == synced
-    assert [k for k, _ in awaited].count("refused") == 7
+    assert [k for k, _ in awaited].count("refused") == 8
     assert awaited[4] == (
         "ok",
         "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"

@@ -148,8 +148,8 @@ def test_a_rename_out_of_or_into_a_read_only_root_or_mount_names_that_side_and_m
     desk.owner.workspace_memory(desk.ws).write("workspace/team.md", "the team\n", NEW)
     desk.run(create(NOTES, "mine\n"))
     before = _state(desk)
-    root = "The workspace/ root is bound read-only here: it cannot be changed."
-    mount = "The mount /workspace/policies is readonly in this session: it cannot be changed."
+    root = "the workspace/ root is bound read-only."
+    mount = "the Memory mounted at /workspace/policies is mounted read-only."
     cases = [
         # out of a read-only root, into one
         ("/memories/workspace/team.md", "/memories/conversation/team.md", "/memories/workspace/team.md", root),
@@ -164,10 +164,8 @@ def test_a_rename_out_of_or_into_a_read_only_root_or_mount_names_that_side_and_m
         (NOTES, "/memories/workspace/policies/notes.md", "/memories/workspace/policies/notes.md", mount),
     ]
     for old, new, named, why in cases:
-        # Then the refusal names the read-only side, in the session's words
-        assert desk.refused(rename(old, new)) == (
-            f"The path {named} is read-only in this session: it cannot be changed. ({why})"
-        ), (old, new)
+        # Then the refusal names the read-only side and why, once
+        assert desk.refused(rename(old, new)) == f"The path {named} is read-only in this session: {why}", (old, new)
     # And nothing moved anywhere
     assert _state(desk) == before
 

@@ -183,45 +183,47 @@ def test_view_lists_the_roots_and_mounts_as_folders_and_shows_files_with_line_nu
 # ---- create ------------------------------------------------------------------------------------------
 
 
-def test_create_writes_absent_files_on_null_null_and_replaces_present_ones_on_the_pair_it_read(desk: Desk) -> None:
+def test_create_writes_absent_files_on_null_null_and_refuses_present_ones_as_the_reference_does(desk: Desk) -> None:
     assert desk.run(create(NOTES, "first\n")) == f"File created successfully at: {NOTES}"
     before = _door(desk).show("conversation/notes.md")
     assert (before["content"], before["lock_version"]) == ("first\n", 0)
-    # A create of a present file replaces it on the pair read in the same call, and says so
-    said = desk.run(create(NOTES, "second\n"))
-    assert said == f"File created successfully at: {NOTES} (it replaced the previous text of the file)."
+    # A create of a present file is refused in the reference's words, and changes nothing
+    assert desk.refused(create(NOTES, "second\n")) == f"File {NOTES} already exists"
     after = _door(desk).show("conversation/notes.md")
-    assert (after["public_id"], after["lock_version"], after["content"]) == (before["public_id"], 1, "second\n")
-    versions = _door(desk).versions("conversation/notes.md")["versions"]
-    assert [v["overwrote_concurrent_edit"] for v in versions] == [False, False]
+    assert (after["public_id"], after["lock_version"], after["content"]) == (before["public_id"], 0, "first\n")
 
 
-def test_create_raced_between_its_read_and_its_write_overwrites_once_and_records_it(desk: Desk) -> None:
-    desk.run(create(NOTES, "mine\n"))
+def test_create_beaten_by_a_concurrent_create_is_refused_and_keeps_the_other_writers_text(desk: Desk) -> None:
     files = desk.tool.commands.files
     real_write = files.write
-    raced: list[str] = []
 
     def racing_write(path: str, content: str, expected: Any, *, overwrite: bool = False) -> dict[str, Any]:
-        # Someone else writes the file after the tool read its pair and before its write arrives
-        if not raced:
-            raced.append(path)
-            current = _door(desk).show("conversation/notes.md")
-            _door(desk).write("conversation/notes.md", "theirs\n", current)
+        # Someone else creates the file just before the tool's write arrives
+        _door(desk).write("conversation/notes.md", "theirs\n", (None, None))
         return real_write(path, content, expected, overwrite=overwrite)
 
     files.write = racing_write  # type: ignore[method-assign]
-    said = desk.run(create(NOTES, "final\n"))
-    assert raced and "recorded as overwrote_concurrent_edit" in said
-    assert said.startswith(f"File created successfully at: {NOTES}.")
+    assert desk.refused(create(NOTES, "mine\n")) == f"File {NOTES} already exists"
     shown = _door(desk).show("conversation/notes.md")
-    assert (shown["content"], shown["lock_version"]) == ("final\n", 2)
-    versions = _door(desk).versions("conversation/notes.md")["versions"]
-    assert [(v["lock_version"], v["overwrote_concurrent_edit"]) for v in versions] == [
-        (2, True),
-        (1, False),
-        (0, False),
-    ]
+    assert (shown["content"], shown["lock_version"]) == ("theirs\n", 0)
+
+
+def test_create_at_the_top_of_memories_names_the_folders_a_file_can_go_in(desk: Desk) -> None:
+    said = desk.refused(create("/memories/toplevel.md", "x"))
+    assert said == (
+        "The path /memories/toplevel.md is not inside a folder: /memories holds only the folders "
+        "/memories/conversation/, /memories/user/, /memories/workspace/, and files go in them, such as "
+        "/memories/conversation/toplevel.md."
+    )
+    # And a rename there is refused the same way, while an edit finds nothing there, as in the reference
+    desk.run(create(NOTES, "x"))
+    assert desk.refused(rename(NOTES, "/memories/toplevel.md")) == said
+    missing = "The path /memories/toplevel.md does not exist. Please provide a valid path."
+    assert desk.refused(replace("/memories/toplevel.md", "a", "b")) == missing
+    assert desk.refused(insert("/memories/toplevel.md", 0, "b")) == missing
+    # A root itself is a folder: it already exists to create, and is not a file to edit
+    assert desk.refused(create("/memories/conversation", "x")) == "File /memories/conversation already exists"
+    assert desk.refused(replace("/memories/conversation", "a", "b")) == "The path /memories/conversation is not a file."
 
 
 # ---- str_replace and insert -----------------------------------------------------------------------------
@@ -354,8 +356,15 @@ def test_rename_across_roots_and_from_a_mounted_memory_moves_the_counters(desk: 
 def test_read_only_roots_and_mounts_refuse_every_change(desk: Desk) -> None:
     ro_root = "/memories/workspace/x.md"
     ro_mount = "/memories/workspace/policies/leave.md"
-    for cmd in (create(ro_root, "x"), create(ro_mount, "x"), replace(ro_mount, "ask", "tell")):
-        assert " is read-only in this session: it cannot be changed." in desk.refused(cmd)
+    root = "the workspace/ root is bound read-only."
+    mount = "the Memory mounted at /workspace/policies is mounted read-only."
+    for cmd, why in (
+        (create(ro_root, "x"), root),
+        (create(ro_mount, "x"), mount),
+        (replace(ro_mount, "a", "b"), mount),
+    ):
+        # Said once, naming the path the model gave and what holds it
+        assert desk.refused(cmd) == f"The path {cmd.path} is read-only in this session: {why}"
     assert "read-only" in desk.refused(insert(ro_mount, 0, "x"))
     assert "read-only" in desk.refused(delete(ro_mount))
     assert "read-only" in desk.refused(rename(ro_mount, "/memories/conversation/leave.md"))
@@ -365,8 +374,9 @@ def test_read_only_roots_and_mounts_refuse_every_change(desk: Desk) -> None:
     assert _door(desk).show("conversation/notes.md")["lock_version"] == 0
 
 
-def test_importing_agent_memory_does_not_import_anthropic() -> None:
-    code = "import sys, agent_memory, agent_memory_sdk.client; assert 'anthropic' not in sys.modules"
+def test_importing_agent_memory_does_not_import_any_optional_extra() -> None:
+    extras = ("anthropic", "langgraph", "strands")
+    code = f"import sys, agent_memory, agent_memory_sdk.client; assert not set({extras!r}) & set(sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -644,7 +644,7 @@ def test_an_agent_runtime_works_through_the_client(room: Room) -> None:
     conv = owner.create_conversation(room.ws, answering_agent_public_id=program["agent"]["public_id"])["public_id"]
     owner.workspace_memory(room.ws).write("workspace/skills/pdf-forms", "Fill forms.", NEW, description="PDF forms")
     # When the agent starts an execution and its model calls the tools
-    execution = agent.create_execution(room.ws, conv)
+    execution = agent.create_execution(room.ws, conv)["execution"]
     assert execution["tools"] == list(TOOLS)
     assert [t["name"] for t in agent.tool_schemas()] == list(TOOLS)
     assert [t["function"]["name"] for t in agent.tool_schemas("openai")] == list(TOOLS)

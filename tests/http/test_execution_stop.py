@@ -256,7 +256,7 @@ def test_stopping_through_the_python_client_and_the_mcp_server(fresh: LocalServi
     conv = owner.create_conversation(ws, answering_agent_public_id=program["agent"]["public_id"])["public_id"]
     agent: MemoryClient = owner.with_token(program["token"])
     setup = Setup(fresh.url, owner, agent, ws, conv)
-    ex = agent.create_execution(ws, conv)
+    ex = agent.create_execution(ws, conv)["execution"]
     assert ex["stopped"] is False
     # When it is stopped through the client (by the workspace's owner, who has write standing there)
     stopped = owner.stop_execution(ex["public_id"])

@@ -1141,7 +1141,7 @@ def test_the_mcp_relay_passes_the_idempotency_key_through(fresh: LocalService) -
     owner.add_member(ws, agent_public_id=program["agent"]["public_id"])
     conv = owner.create_conversation(ws, answering_agent_public_id=program["agent"]["public_id"])["public_id"]
     agent = owner.with_token(program["token"])
-    execution = agent.create_execution(ws, conv)
+    execution = agent.create_execution(ws, conv)["execution"]
     relay = MemoryRelay(agent, ws, conv, execution, agent.tool_schemas())
     args = {"path": "conversation/plan.md", "content": "hello", **NEW, "idempotency_key": "tool-use-1"}
     first = relay.call("memory_write", args)

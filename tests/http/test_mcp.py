@@ -135,7 +135,7 @@ def test_an_mcp_client_lists_calls_and_reads_the_block(setup: Setup) -> None:
 
 def test_an_existing_execution_can_be_named(setup: Setup) -> None:
     # Given an execution the runtime created itself, offered only the reading tools
-    execution = setup.agent.create_execution(setup.ws, setup.conv, tools=["memory_ls", "memory_read"])
+    execution = setup.agent.create_execution(setup.ws, setup.conv, tools=["memory_ls", "memory_read"])["execution"]
     setup.owner.conversation_memory(setup.ws, setup.conv).write("conversation/a.md", "alpha", NEW)
 
     async def body(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:

@@ -182,7 +182,7 @@ def test_memory_append_honours_its_idempotency_key_and_refuses_bad_input_by_code
 
 
 def test_a_named_execution_without_the_record_tools_refuses_them(setup: Setup) -> None:
-    execution = setup.agent.create_execution(setup.ws, setup.conv, tools=["memory_ls", "memory_read"])
+    execution = setup.agent.create_execution(setup.ws, setup.conv, tools=["memory_ls", "memory_read"])["execution"]
 
     async def body(session: ClientSession) -> tuple[ListToolsResult, CallToolResult]:
         return await session.list_tools(), await session.call_tool("memory_append", {"content": "x", "type": "fact"})

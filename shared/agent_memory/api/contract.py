@@ -114,6 +114,7 @@ MEMORY: Final = f"{MEMORIES}/{{memory_id}}"
 MEMORY_FILES: Final = f"{MEMORY}/files"
 # A Memory's file holds up to 1 MiB (model.MAX_MEMORY_FILE_BYTES), more than the API's usual 512 KiB body:
 # the routes that carry a file's text take 4 MiB, room for its JSON escapes and still under Lambda's 6 MB.
+# That is the Memory routes, and the session's (files write/edit, a tool call) that reach a mounted Memory.
 FILE_BODY_BYTES: Final = 4 * 1024 * 1024
 AGENT: Final = f"{API}/agents/{{agent_public_id}}"
 EXECUTION: Final = f"{API}/executions/{{execution_public_id}}"
@@ -654,6 +655,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         handler="executions:call_tool",
         request="CallTool",
         content="write",
+        body_bytes=FILE_BODY_BYTES,
         description="Run one model tool call in an execution. A tool's refusal is a result for the model "
         "(is_error, code), not an HTTP error.",
     ),
@@ -725,6 +727,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         request="SessionFile",
         content="write",
         status=201,
+        body_bytes=FILE_BODY_BYTES,
         description="Create or replace a file in an execution's tree, conditionally on the expected version (a "
         "read-only mount refuses).",
     ),
@@ -736,6 +739,7 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         handler="executions:session_file_edit",
         request="SessionFile",
         content="write",
+        body_bytes=FILE_BODY_BYTES,
         description="Replace one exact passage of a file in an execution's tree; the passage must occur once.",
     ),
     RouteSpec(

@@ -1,6 +1,6 @@
 """Claude's memory tool, backed by this service: a drop-in for the Anthropic SDK's local-filesystem memory.
 
-    pip install 'agent-memory[anthropic]'
+    pip install -e '.[anthropic]'     # from a clone of the repository
 
     from anthropic import Anthropic
     from agent_memory_sdk.integrations.anthropic import MemoryTool

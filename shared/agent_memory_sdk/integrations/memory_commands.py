@@ -16,11 +16,8 @@ Every change is the service's conditional write on the pair read in the same com
 writer did in between is overwritten unknowingly:
 
 - `view` of a file shows it with line numbers (and `view_range`); of a folder, lists two levels deep.
-- `create` writes on null/null when the path is absent, else on the current pair it just read: the tool's
-  create means "make this the file's text", so this is the one place a blind replace is asked for. When the
-  pair moves between that read and the write, it reads once more and writes on the new pair with
-  `conflict_resolution: "overwrite"`, recorded on the version as `overwrote_concurrent_edit` and said in
-  the result.
+- `create` writes on null/null: it makes a file only where there is none, and refuses an existing one with
+  the reference's `File ... already exists` (change a file with str_replace or insert, or delete it first).
 - `str_replace` is the service's edit (the passage must occur exactly once; its not-found and ambiguous
   refusals read as the SDK's own messages).
 - `insert` reads, splices the line in and writes on the pair it read (a moved pair refuses it).
@@ -163,11 +160,32 @@ class MemoryCommands:
             return None
         return "/" + rel if self._mount_of("/" + rel) is not None else rel
 
-    def _file(self, path: str) -> str:
+    def _file(self, path: str, *, creating: bool = False) -> str:
+        """The session path of a file a command changes; a path that cannot be one is refused in the
+        reference's words (a folder `already exists` to create, `is not a file` to edit)."""
         sp = self.service_path(path)
+        if sp is not None and self._top_level(sp):
+            if not creating:
+                raise CommandError(f"The path {path} does not exist. Please provide a valid path.")
+            # /memories itself holds folders only (the roots and the mounts' folders), never a file.
+            folders = sorted({*self.roots(), *(m.strip("/").split("/", 1)[0] for m in self.mounts())})
+            writable = [r for r in folders if self._root_access().get(r) == "read_write"] or folders or ["<folder>"]
+            raise CommandError(
+                f"The path {path} is not inside a folder: /memories holds only the folders "
+                f"{', '.join(f'{PREFIX}/{r}/' for r in folders) or '(none in this session)'}, and files go in "
+                f"them, such as {PREFIX}/{writable[0]}/{sp}."
+            )
         if sp is None or self._is_folder(sp):
-            raise CommandError(f"The path {path} is a directory: name a file inside it.")
+            raise CommandError(f"File {path} already exists" if creating else f"The path {path} is not a file.")
         return sp
+
+    def _top_level(self, sp: str) -> bool:
+        """A name directly under /memories that is no root and no mount's folder: no file can be there."""
+        return "/" not in sp and sp not in self.roots() and not self._is_mount_folder(sp)
+
+    def _is_mount_folder(self, sp: str) -> bool:
+        at = "/" + sp.strip("/")
+        return any(m == at or m.startswith(at + "/") for m in self.mounts())
 
     def _is_folder(self, sp: str) -> bool:
         """A path that can only be a folder: a root, a mount, or a folder that mounts lie in."""
@@ -189,14 +207,13 @@ class MemoryCommands:
                 raise
             raise self._refusal(err, path) from err
 
-    @staticmethod
-    def _refusal(err: MemoryApiError, path: str) -> CommandError:
+    def _refusal(self, err: MemoryApiError, path: str) -> CommandError:
         if isinstance(err, MemoryNotFound):
             return CommandError(f"The path {path} does not exist. Please provide a valid path.")
         if isinstance(err, MemoryScopeUnavailable):
             return CommandError(f"The path {path} does not exist. Please provide a valid path. ({err.message})")
         if isinstance(err, MemoryReadOnly):
-            return CommandError(f"The path {path} is read-only in this session: it cannot be changed. ({err.message})")
+            return CommandError(f"The path {path} is read-only in this session: {self._why_read_only(path)}")
         if isinstance(err, MemoryPathInvalid):
             return CommandError(f"Invalid path {path}: {err.message}")
         if err.code == "memory_quarantined":
@@ -204,6 +221,20 @@ class MemoryCommands:
                 f"The file {path} is waiting for a person's review and cannot be read or changed: carry on without it."
             )
         return CommandError(f"{err.message} ({err.code})")
+
+    def _why_read_only(self, path: str) -> str:
+        """Which mount or root holds a read-only path, said once (the service's own sentence repeats what the
+        first half already says)."""
+        try:
+            sp = self.service_path(path)
+        except CommandError:
+            sp = None
+        mount = None if sp is None else self._mount_of("/" + sp.lstrip("/"))
+        if mount is not None:
+            return f"the Memory mounted at {mount} is mounted read-only."
+        if sp is not None:
+            return f"the {sp.strip('/').split('/', 1)[0]}/ root is bound read-only."
+        return "it cannot be changed."
 
     def _show(self, sp: str, path: str) -> dict[str, Any] | None:
         """The file at a session path with its text and pair, or None when there is none."""
@@ -303,39 +334,26 @@ class MemoryCommands:
         return render_folder(shown, files, folders)
 
     def create(self, path: str, file_text: str) -> str:
-        sp = self._file(path)
-        current = self._show(sp, path)
-        pair: Pair = NEW if current is None else _pair(current)
+        sp = self._file(path, creating=True)
+        if self._listed(sp):
+            # Files lie under this path: it is a folder, which the reference's create refuses as existing
+            # (the service would let a file share a folder's name, and views would then show only the file).
+            raise CommandError(f"File {path} already exists")
         try:
-            self._service(lambda: self.files.write(sp, file_text, pair), path)
-        except CommandError as refused:
-            if not isinstance(refused.__cause__, StaleObject):
-                raise
-            # The pair moved between this command's read and its write: the model asked for this text, so
-            # it is written on the new pair once, on purpose, and the version records that it replaced a
-            # version the model never saw.
-            again = self._show(sp, path)
-            now: Pair = NEW if again is None else _pair(again)
-            try:
-                self._service(lambda: self.files.write(sp, file_text, now, overwrite=True), path)
-            except CommandError as twice:
-                if isinstance(twice.__cause__, StaleObject):
-                    raise CommandError(
-                        f"The file {path} kept changing while it was being written: nothing was changed. "
-                        "View it and try again."
-                    ) from twice
-                raise
-            return (
-                f"File created successfully at: {path}. Someone else changed it while it was being written; "
-                "their version was replaced (recorded as overwrote_concurrent_edit)."
-            )
-        if current is None:
-            return f"File created successfully at: {path}"
-        return f"File created successfully at: {path} (it replaced the previous text of the file)."
+            # Only while the path is absent (null/null), as the reference's O_EXCL create: a model that means
+            # to change a file it has not read is told so, and nothing anyone wrote is replaced.
+            self.files.write(sp, file_text, NEW)
+        except (AlreadyExists, StaleObject):
+            raise CommandError(f"File {path} already exists") from None
+        except (MemoryApiError, MemoryConnectionError) as err:
+            self._service(_raiser(err), path)
+        return f"File created successfully at: {path}"
 
     def _existing(self, sp: str, path: str) -> dict[str, Any]:
         f = self._show(sp, path)
         if f is None:
+            if self._listed(sp):
+                raise CommandError(f"The path {path} is not a file.")
             raise CommandError(f"The path {path} does not exist. Please provide a valid path.")
         return f
 
@@ -437,6 +455,8 @@ class MemoryCommands:
         so, sn = self.service_path(old_path), self.service_path(new_path)
         if so is None:
             raise CommandError("Cannot rename the /memories directory itself")
+        if sn is not None and self._top_level(sn):
+            self._file(new_path, creating=True)  # refused: it names the folders a file can go in
         if sn is None or self._is_folder(sn):
             raise CommandError(f"The destination {new_path} already exists")
         for attempt in (0, 1):
@@ -447,6 +467,8 @@ class MemoryCommands:
                         f"The path {old_path} is a directory: a rename here moves one file in one transaction, "
                         "so rename the files inside it one at a time."
                     )
+                if self._show(sn, new_path) is not None:  # the reference judges the destination first
+                    raise CommandError(f"The destination {new_path} already exists")
                 raise CommandError(f"The path {old_path} does not exist")
             try:
                 self.files.rename(so, sn, _pair(f))

@@ -64,9 +64,10 @@ MEMORY_TOOL = "memory"
 MEMORY_SCHEMA: dict[str, Any] = {
     "name": MEMORY_TOOL,
     "description": "Your memory directory, /memories: view a folder (two levels deep) or a file (with line "
-    "numbers, optionally a view_range [first, last], last -1 for the end), create a file (or replace its whole "
-    "text), str_replace one exact passage that occurs once, insert text after line insert_line (0: at the top), "
-    "delete a file or folder, rename a file. /memories lists the folders you have; some are read-only.",
+    "numbers, optionally a view_range [first, last], last -1 for the end), create a file that does not exist yet "
+    "(an existing one is refused), str_replace one exact passage that occurs once, insert text after line "
+    "insert_line (0: at the top), delete a file or folder, rename a file. /memories lists the folders you "
+    "have; some are read-only.",
     "input_schema": {
         "type": "object",
         "properties": {
@@ -267,7 +268,9 @@ def start(args: argparse.Namespace) -> MemoryRelay:
             "subject": {"speaker_public_id": args.speaker} if args.speaker else None,
         }
     else:
-        execution = client.create_execution(args.workspace, args.conversation, speaker_public_id=args.speaker)
+        execution = client.create_execution(args.workspace, args.conversation, speaker_public_id=args.speaker)[
+            "execution"
+        ]
     return MemoryRelay(
         client,
         args.workspace,

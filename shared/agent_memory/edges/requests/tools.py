@@ -70,7 +70,9 @@ class MemoryReadInput(ToolInput):
 
 class MemoryWriteInput(PairRule, ToolInput):
     path: PathText = Field(description=_PATH_HELP)
-    content: Content = Field(description="The whole new text of the document (markdown, at most 64 KiB).")
+    content: Content = Field(
+        description="The whole new text of the document (markdown, at most 64 KiB; 1 MiB in a mounted Memory)."
+    )
     expected_public_id: OptionalUuid = Field(description=_PID_HELP)
     expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
 
