@@ -276,9 +276,7 @@ class RecordsService:
                 return rec  # type: ignore[no-any-return]
         raise _not_found()
 
-    def _opened(
-        self, presented: PresentedToken | None, ws_id: str, record_id: str, *, write: bool
-    ) -> tuple[Caller, TypedRecord]:
+    def _opened(self, presented: Acting, ws_id: str, record_id: str, *, write: bool) -> tuple[Caller, TypedRecord]:
         caller, got = self._caller(presented, ws_id, self._record_refs(ws_id, record_id), write=write)
         return caller, self._found(caller, got, record_id)
 
@@ -493,7 +491,7 @@ class RecordsService:
 
     # ---- one record ---------------------------------------------------------------------------------
 
-    def show(self, presented: PresentedToken | None, ws_id: str, record_id: str) -> TypedRecord:
+    def show(self, presented: Acting, ws_id: str, record_id: str) -> TypedRecord:
         return self._opened(presented, ws_id, record_id, write=False)[1]
 
     def update(

@@ -202,8 +202,14 @@ def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     )
 
 
+# On every answer, whatever its route or status: no browser guesses a type other than the one sent (an
+# answer echoing stored text is never run as a script or a page), and no cache keeps an answer that an
+# authenticated caller was given (the error envelope and the public pages are not worth keeping either).
+SAFE_HEADERS: dict[str, str] = {"x-content-type-options": "nosniff", "cache-control": "no-store"}
+
+
 def response(reply: Reply) -> dict[str, Any]:
-    headers = {"content-type": "application/json", "cache-control": "no-store", **reply.headers}
+    headers = {"content-type": "application/json", **reply.headers, **SAFE_HEADERS}
     if reply.status == 204 or reply.body is None:
         return {"statusCode": reply.status, "headers": headers, "body": ""}
     if isinstance(reply.body, str):

@@ -88,7 +88,12 @@ def _keyed(
             refusals=False,
         )
     )
-    return dict(out.answer.body) if isinstance(out, Replay) else out
+    if not isinstance(out, Replay):
+        return out
+    from agent_memory.core.idempotency import refill
+    from agent_memory.edges.refill import session
+
+    return dict(refill(out.answer.body, session(execution, presented, proof)))
 
 
 def open_call(
