@@ -129,6 +129,37 @@ class Replayed(Exception):
 _BOUND: ContextVar[UnitOfWork | None] = ContextVar("agent_memory_unit_of_work", default=None)
 
 
+# Where a tool call may carry its key besides the header: beside the input (a runtime's call has no
+# headers) and inside it (the model's own argument, edges/requests/tools.py).
+KEY_FIELD = "idempotency_key"
+
+
+def one_key(places: list[tuple[str, object]]) -> str | None:
+    """The one key a request carries, wherever it carries it: each place that holds one must hold a valid
+    key, and all of them the same key (they all mean one key; two different ones are a mistake to name)."""
+    found: list[tuple[str, str]] = []
+    for where, raw in places:
+        if raw is None:
+            continue
+        if not isinstance(raw, str):
+            raise ApiError("parameter_invalid", f"{where} must be a string: the request's Idempotency-Key.")
+        found.append((where, check_key(raw)))
+    if len({key for _, key in found}) > 1:
+        raise ApiError(
+            "parameter_invalid",
+            f"{' and '.join(where for where, _ in found)} carry different Idempotency-Keys: they all mean the "
+            "one key of this call, so send one of them (or the same key in each).",
+        )
+    return found[0][1] if found else None
+
+
+def without_key(tool_input: object) -> object:
+    """A tool's input without the key it may carry (the key is the call's, not one of the tool's arguments)."""
+    if isinstance(tool_input, dict) and KEY_FIELD in tool_input:
+        return {k: v for k, v in tool_input.items() if k != KEY_FIELD}
+    return tool_input
+
+
 def check_key(raw: str) -> str:
     if not KEY_RE.match(raw):
         raise ApiError(
