@@ -563,15 +563,16 @@ def sees_record(principal: Principal, ws: Workspace, role: str | None, rec: Type
 
 def reaches_record(
     principal: Principal, ws: Workspace, role: str | None, rec: TypedRecord | None, *, write: bool
-) -> None:
+) -> TypedRecord:
     """A record's door (show, update, delete, review), in the order that tells nothing: a record the caller
     may not see is not found whatever it asked and whatever its standing (only a curator learns that a
     quarantined record exists, only its author a private one); a record it sees is changed only with
     write standing (a viewer's change is not_authorized)."""
-    if not sees_record(principal, ws, role, rec):
+    if rec is None or not sees_record(principal, ws, role, rec):
         raise not_found("record")
     if write:
         require_workspace_write(role)
+    return rec
 
 
 def grants_write(standing: Standing, where: str, what: str, memory_name: str) -> None:
