@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import requests
-from agent_memory_sdk.client import InternalError
 from agent_memory_sdk.integrations.anthropic import MemoryTool
 from agent_memory_sdk.local.runtime import LocalService
 from anthropic.lib.tools import ToolError
@@ -192,12 +191,6 @@ def _new() -> dict[str, None]:
     return {"expected_public_id": None, "expected_lock_version": None}
 
 
-@pytest.mark.xfail(
-    raises=InternalError,
-    strict=True,
-    reason="the keyed write's idempotency record holds the answer with the file's text, past DynamoDB's 400 KB "
-    "item; issue 26's key records keep no content (branch h-i26a), and this then passes: drop the mark",
-)
 def test_a_600_kb_file_goes_into_a_memory_mount_through_the_tool(desk: Desk) -> None:
     # Given a file larger than the API's usual 512 KiB body and within a Memory file's 1 MiB
     text = BIG

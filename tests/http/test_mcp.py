@@ -13,7 +13,7 @@ import anyio
 import pytest
 from agent_memory.edges.tools.dispatch import TOOLS
 from agent_memory_sdk.client import NEW, MemoryClient
-from agent_memory_sdk.local.mcp_server import IDEMPOTENCY_KEY, KEYED_TOOLS, MEMORY_TOOL
+from agent_memory_sdk.local.mcp_server import IDEMPOTENCY_KEY, MEMORY_TOOL
 from agent_memory_sdk.local.runtime import LocalService
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -107,18 +107,15 @@ def test_an_mcp_client_lists_calls_and_reads_the_block(setup: Setup) -> None:
         return {"tools": tools, "wrote": wrote, "again": again, "read": read, "resources": resources, "block": block}
 
     got = in_session(_args(setup), body)
-    # Then the tools are the service's, by the service's names, with the service's schemas (memory_append's
-    # with idempotency_key beside its fields)
+    # Then the tools are the service's, by the service's names, with the service's schemas (the writing
+    # tools' schemas name idempotency_key themselves, since MCP has no headers to carry it)
     schemas = {t["name"]: t for t in setup.agent.tool_schemas()}
     # (and Claude's memory tool last, as one `memory` tool: tests/http/test_anthropic_memory_tool.py)
     assert [t.name for t in got["tools"].tools] == [*TOOLS, MEMORY_TOOL]
     for tool in got["tools"].tools:
-        if tool.name in KEYED_TOOLS:
-            fields = dict(tool.input_schema["properties"])
-            assert fields.pop(IDEMPOTENCY_KEY)["maxLength"] == 128
-            assert {**tool.input_schema, "properties": fields} == schemas[tool.name]["input_schema"]
-        elif tool.name != MEMORY_TOOL:
+        if tool.name != MEMORY_TOOL:
             assert tool.input_schema == schemas[tool.name]["input_schema"]
+    assert "description" in schemas["memory_append"]["input_schema"]["properties"][IDEMPOTENCY_KEY]
     # And the write landed, a second create is refused as the model reads it, and the read shows the text
     assert not got["wrote"].is_error and "Created conversation/plan.md" in _text(got["wrote"])
     assert got["again"].is_error and _text(got["again"]).startswith("stale_object")

@@ -634,3 +634,12 @@ def test_rules_are_compiled_once_across_threads(monkeypatch: pytest.MonkeyPatch)
     # Then the rules were compiled once and every thread got the same tuple.
     assert len(calls) == 1
     assert all(s is seen[0] for s in seen)
+
+
+def test_a_large_clean_text_gets_time_in_proportion_to_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given no fixed second at all, only the allowance per 64 KiB beyond the first
+    monkeypatch.setattr(injection, "SCAN_DEADLINE_SECONDS", 0.0)
+    # Then a short text runs out at once, and a 600 KB runbook (a Memory file's size) is read to its end
+    assert flags("hello") == [TIMEOUT_ID]
+    runbook = "a line of a runbook, long enough to matter\n" * 14_300
+    assert flags(runbook) == []

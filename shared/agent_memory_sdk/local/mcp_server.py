@@ -28,7 +28,6 @@ restarted for a new execution should be given `--execution` to keep honouring it
 from __future__ import annotations
 
 import argparse
-import copy
 import difflib
 import functools
 import os
@@ -50,14 +49,6 @@ BLOCK_URI = "memory://block"
 T = TypeVar("T")
 
 IDEMPOTENCY_KEY = "idempotency_key"
-_KEY_SCHEMA: dict[str, Any] = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 128,
-    "description": "Optional: your key for this write (1 to 128 printable ASCII characters). Sending the same "
-    "key with the same arguments again answers the first answer and changes nothing; the same key with "
-    "other arguments is refused as idempotency_conflict.",
-}
 
 
 MEMORY_TOOL = "memory"
@@ -91,18 +82,6 @@ MEMORY_SCHEMA: dict[str, Any] = {
 }
 
 
-def _keyed(schema: dict[str, Any]) -> dict[str, Any]:
-    """A mutating record tool's schema as MCP offers it: the service's, with idempotency_key beside its fields
-    (MCP has no headers to carry the key in)."""
-    out = copy.deepcopy(schema)
-    out["input_schema"]["properties"][IDEMPOTENCY_KEY] = dict(_KEY_SCHEMA)
-    return out
-
-
-# The tools whose schema advertises idempotency_key (any tool's call may carry it).
-KEYED_TOOLS = frozenset({"memory_append"})
-
-
 class MemoryRelay:
     """What the MCP handlers need: the execution the calls run in, and the service's tool schemas."""
 
@@ -127,7 +106,7 @@ class MemoryRelay:
         offered = execution.get("tools")
         # A known execution's frozen tool list decides what is offered; a direct reply's is empty.
         kept = [s for s in schemas if offered is None or s["name"] in offered]
-        self.schemas = [_keyed(s) if s["name"] in KEYED_TOOLS else s for s in kept]
+        self.schemas = kept
         # Claude's memory tool runs on the session files, which every execution with tools has.
         if offered is None or offered:
             self.schemas.append(MEMORY_SCHEMA)

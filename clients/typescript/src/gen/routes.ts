@@ -120,6 +120,7 @@ export const ROUTES = {
   memory_file_versions: {"method": "POST", "path": "/agent_api/v1/memories/{memory_id}/files/versions", "params": ["memory_id"], "query": [], "safeToRetry": true, "mutation": false, "media": "application/json", "statuses": [200]},
   memory_file_version_show: {"method": "POST", "path": "/agent_api/v1/memories/{memory_id}/files/versions/show", "params": ["memory_id"], "query": [], "safeToRetry": true, "mutation": false, "media": "application/json", "statuses": [200]},
   memory_file_rollback: {"method": "POST", "path": "/agent_api/v1/memories/{memory_id}/files/rollback", "params": ["memory_id"], "query": [], "safeToRetry": false, "mutation": true, "media": "application/json", "statuses": [201]},
+  memory_file_version_redact: {"method": "POST", "path": "/agent_api/v1/memories/{memory_id}/files/versions/redact", "params": ["memory_id"], "query": [], "safeToRetry": false, "mutation": true, "media": "application/json", "statuses": [200]},
   memory_file_lease: {"method": "POST", "path": "/agent_api/v1/memories/{memory_id}/files/lease", "params": ["memory_id"], "query": [], "safeToRetry": false, "mutation": true, "media": "application/json", "statuses": [200]},
   show_agent: {"method": "GET", "path": "/agent_api/v1/agents/{agent_public_id}", "params": ["agent_public_id"], "query": [], "safeToRetry": true, "mutation": false, "media": "application/json", "statuses": [200]},
   update_agent: {"method": "PATCH", "path": "/agent_api/v1/agents/{agent_public_id}", "params": ["agent_public_id"], "query": [], "safeToRetry": false, "mutation": true, "media": "application/json", "statuses": [200]},
@@ -823,7 +824,7 @@ export class Routes {
    * POST /executions/{execution_public_id}/files/write (201). Create or replace a file in an execution's tree,
    * conditionally on the expected version (a read-only mount refuses).
    */
-  executionFileWrite(args: { execution_public_id: string; body: Schemas.SessionFile }, options?: CallOptions): Promise<Schemas.FileAnswer> {
+  executionFileWrite(args: { execution_public_id: string; body: Schemas.SessionFileChange }, options?: CallOptions): Promise<Schemas.FileAnswer> {
     return this.client.call("execution_file_write", { params: { execution_public_id: args.execution_public_id }, body: args.body }, options) as Promise<Schemas.FileAnswer>;
   }
 
@@ -831,7 +832,7 @@ export class Routes {
    * POST /executions/{execution_public_id}/files/edit (200). Replace one exact passage of a file in an
    * execution's tree; the passage must occur once.
    */
-  executionFileEdit(args: { execution_public_id: string; body: Schemas.SessionFile }, options?: CallOptions): Promise<Schemas.FileAnswer> {
+  executionFileEdit(args: { execution_public_id: string; body: Schemas.SessionFileChange }, options?: CallOptions): Promise<Schemas.FileAnswer> {
     return this.client.call("execution_file_edit", { params: { execution_public_id: args.execution_public_id }, body: args.body }, options) as Promise<Schemas.FileAnswer>;
   }
 
@@ -839,7 +840,7 @@ export class Routes {
    * POST /executions/{execution_public_id}/files/delete (204). Delete a file of an execution's tree if it is
    * still at the expected version.
    */
-  executionFileDelete(args: { execution_public_id: string; body: Schemas.SessionFile }, options?: CallOptions): Promise<void> {
+  executionFileDelete(args: { execution_public_id: string; body: Schemas.SessionFileChange }, options?: CallOptions): Promise<void> {
     return this.client.call("execution_file_delete", { params: { execution_public_id: args.execution_public_id }, body: args.body }, options) as Promise<void>;
   }
 
@@ -964,6 +965,14 @@ export class Routes {
    */
   memoryFileRollback(args: { memory_id: string; body: Schemas.FileRollback }, options?: CallOptions): Promise<Schemas.FileAnswer> {
     return this.client.call("memory_file_rollback", { params: { memory_id: args.memory_id }, body: args.body }, options) as Promise<Schemas.FileAnswer>;
+  }
+
+  /**
+   * POST /memories/{memory_id}/files/versions/redact (200). Delete the text of an earlier version of a Memory's
+   * file for good, if the file is still at the expected version; the version's record stays.
+   */
+  memoryFileVersionRedact(args: { memory_id: string; body: Schemas.FileVersionRedact }, options?: CallOptions): Promise<Schemas.VersionAnswer> {
+    return this.client.call("memory_file_version_redact", { params: { memory_id: args.memory_id }, body: args.body }, options) as Promise<Schemas.VersionAnswer>;
   }
 
   /**

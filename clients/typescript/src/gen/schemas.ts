@@ -89,6 +89,7 @@ export type AppendRecord = {
 };
 
 export type AppendedAnswer = {
+  text_withheld?: Array<string> | null;
   record: RecordView;
   /** True when it joined an existing record (200), false when new (201). */
   merged: boolean;
@@ -295,6 +296,7 @@ export type DeleteRecord = {
 };
 
 export type DocumentAnswer = {
+  text_withheld?: Array<string> | null;
   memory: DocumentView;
 };
 
@@ -339,6 +341,7 @@ export type EffectiveView = {
 };
 
 export type EntryAnswer = {
+  text_withheld?: Array<string> | null;
   entry: EntryView;
 };
 
@@ -395,6 +398,7 @@ export type ExecutionView = {
 };
 
 export type FileAnswer = {
+  text_withheld?: Array<string> | null;
   file: FileView;
 };
 
@@ -474,6 +478,11 @@ export type FileSummary = {
   written_at: string;
   written_by: AuthorView;
   content_sha256: string;
+};
+
+/** The same fields as a rollback: the version to scrub and the pair the file must still be at. */
+export type FileVersionRedact = {
+  file: FileRollbackFields;
 };
 
 export type FileVersionShow = {
@@ -927,6 +936,7 @@ export type QuarantineView = {
 };
 
 export type RecordAnswer = {
+  text_withheld?: Array<string> | null;
   record: RecordView;
 };
 
@@ -943,7 +953,7 @@ export type RecordView = {
   workspace_public_id: string;
   layer: string;
   type: string;
-  content: string;
+  content: string | null;
   tags: TagsView;
   run_id?: string | null;
   source_kind: string;
@@ -1024,6 +1034,24 @@ export type SessionFile = {
   file: SessionFileFields;
 };
 
+export type SessionFileChange = {
+  file: SessionFileChangeFields;
+};
+
+/**
+ * A write, edit or delete: the condition pair must be sent (null and null: "create only if absent"), as on every
+ * other door; a body without it is parameter_missing, never taken for a create.
+ */
+export type SessionFileChangeFields = {
+  path: string;
+  content?: string | null;
+  old_text?: unknown;
+  new_text?: unknown;
+  expected_public_id: string | null;
+  expected_lock_version: number | null;
+  conflict_resolution?: "overwrite" | null;
+};
+
 export type SessionFileFields = {
   path: string;
   content?: string | null;
@@ -1046,8 +1074,8 @@ export type SessionFileRename = {
 export type SessionFileRenameFields = {
   path: string;
   new_path: string;
-  expected_public_id?: string | null;
-  expected_lock_version?: number | null;
+  expected_public_id: string | null;
+  expected_lock_version: number | null;
 };
 
 export type ShownVersionView = {
@@ -1175,6 +1203,7 @@ export type TokenAnswer = {
 };
 
 export type ToolResultAnswer = {
+  text_withheld?: Array<string> | null;
   tool: string;
   is_error: boolean;
   code?: string | null;
@@ -1206,6 +1235,7 @@ export type UpdateWorkspaceFields = {
 };
 
 export type VersionAnswer = {
+  text_withheld?: Array<string> | null;
   version: ShownVersionView;
 };
 

@@ -52,6 +52,10 @@ RULES_FILE = "injection_rules.json"
 # Lambda has under a third of a core, so up to ~200 ms there. A second leaves room for a noisy neighbour and a
 # slower rule added later, and a write that hits it is still stored (only flagged): it never fails a write.
 SCAN_DEADLINE_SECONDS = 1.0
+# Memory files go up to 1 MiB, sixteen times a document: a fixed second would send every large, clean file to a
+# reviewer on a slow container. Each 64 KiB beyond the first adds a quarter second (5x its measured cost on
+# a Lambda's share of a core), so the work stays bounded by the size limit: 4.75 s at 1 MiB.
+SCAN_SECONDS_PER_64_KIB = 0.25
 
 _FLAG_BITS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE}
 _ID = regex.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -272,7 +276,8 @@ def rules() -> tuple[Rule, ...]:
 
 def flags(text: str) -> list[str]:
     """The sorted, distinct ids of the rules `text` triggers; `[]` when it triggers none."""
-    return _scan(text, _get(), SCAN_DEADLINE_SECONDS)
+    extra = max(0, len(text) - 1) // 65_536
+    return _scan(text, _get(), SCAN_DEADLINE_SECONDS + extra * SCAN_SECONDS_PER_64_KIB)
 
 
 def _normalize(text: str) -> str:
