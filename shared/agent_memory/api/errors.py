@@ -133,6 +133,13 @@ CATALOGUE: Mapping[str, Code] = {
     "rate_limited": Code(429),
     "internal_error": Code(500, model_fixable=False),
     "memory_content_missing": Code(500),
+    # Bytes that no longer match the hash recorded when they were written: never served. A retry reads the
+    # same object, so only a person (restoring the object, or writing the document again) fixes it.
+    "memory_content_corrupt": Code(
+        500,
+        next_step="This document's stored text failed its integrity check and is not shown: do not retry; "
+        "carry on without it, or tell a person so they can restore it or write it again.",
+    ),
     "storage_busy": Code(503),
     "storage_unavailable": Code(503),
 }
@@ -168,6 +175,18 @@ class ApiError(Exception):
 
     def __repr__(self) -> str:
         return f"ApiError({self.code!r}, {self.message!r})"
+
+
+def content_corrupt(path: str, lock_version: int) -> ApiError:
+    """Stored bytes that differ from the hash their version recorded (edited, truncated or swapped behind us)."""
+    return ApiError(
+        "memory_content_corrupt",
+        f"The stored text of {path!r} version {lock_version} does not match the hash recorded when it was "
+        "written, so it is not served. Ask an operator to restore the object, or write the document again "
+        "with its expected_public_id and expected_lock_version.",
+        path=path,
+        lock_version=lock_version,
+    )
 
 
 def stale(

@@ -238,6 +238,8 @@ class GrepAnswer(Answer):
     truncated_reason: str | None = None
     # Only when a document's content was missing, so it was not searched.
     unreadable: list[str] | None = None
+    # Only when a document's bytes failed their recorded hash (memory_content_corrupt), so it was not searched.
+    corrupt: list[str] | None = Field(default=None, examples=[["conversation/plan.md"]])
 
 
 class MergedFromView(Answer):
@@ -609,6 +611,8 @@ class BlockView(Answer):
     overridden_by: str | None = None
     # Only when it happens, and only for an execution's block, respectively.
     unreadable: list[OmittedView] | None = None
+    # Only when a document's bytes failed their recorded hash (memory_content_corrupt): named, never rendered.
+    corrupt: list[OmittedView] | None = None
     quarantined: list[OmittedView] | None = None
     memories: list[BlockMemoryView] | None = None
 

@@ -43,7 +43,7 @@ from agent_memory.core.model import (
 from agent_memory.core.paths import FILES_ROOT, MemoryPath, parse_file_path, prefix_matches
 from agent_memory.core.ports import MemoriesStore, Ref
 from agent_memory.core.resolver import MemoryDoor, Resolver
-from agent_memory.domain.memory.history import HistoryService
+from agent_memory.domain.memory.history import HistoryService, version_text
 from agent_memory.domain.memory.service import MemoryService, check_content
 
 if TYPE_CHECKING:
@@ -413,6 +413,9 @@ class MemoriesService:
                 f"Version {lock_version} of {source.logical!r} contains personal data ({', '.join(record.pii)}), "
                 "so it cannot be promoted into a Memory others read: rewrite or redact it first.",
             )
+        # No bytes move, but they are checked once (one GET unless cached): bytes that fail the hash their
+        # version recorded are never handed to a Memory others read (memory_content_corrupt).
+        version_text(source_ctx, source.logical, record)
         target = file_path or parse_file_path(source.rest.rsplit("/", 1)[-1])
         author = Author(principal.kind, principal.public_id, principal.name)
         src = source_ctx.source(source)
