@@ -429,6 +429,13 @@ class MemoryContentMissing(MemoryApiError):
     status = 500
 
 
+class MemoryContentCorrupt(MemoryApiError):
+    """The service refused with `memory_content_corrupt` (HTTP 500)."""
+
+    code = "memory_content_corrupt"
+    status = 500
+
+
 class StorageBusy(MemoryApiError):
     """The service refused with `storage_busy` (HTTP 503)."""
 
@@ -489,6 +496,7 @@ ERRORS: Final[dict[str, type[MemoryApiError]]] = {
     "rate_limited": RateLimited,
     "internal_error": InternalError,
     "memory_content_missing": MemoryContentMissing,
+    "memory_content_corrupt": MemoryContentCorrupt,
     "storage_busy": StorageBusy,
     "storage_unavailable": StorageUnavailable,
 }
