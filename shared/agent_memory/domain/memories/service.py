@@ -547,8 +547,11 @@ class MemoriesService:
     # ---- agents -------------------------------------------------------------------------------------------
 
     def agent(self, presented: PresentedToken | None, agent_id: str) -> Agent:
+        """An agent as the caller may see it: its attachments to Memories the caller does not reach are left
+        out, as `GET /memories/{id}` would answer 404 for them."""
         principal, got = self.resolver.first_round(presented, [Ref.agent(agent_id)])
-        return access.may_see_agent(principal, got[Ref.agent(agent_id)])
+        agent = access.may_see_agent(principal, got[Ref.agent(agent_id)])
+        return self._as_seen(principal, agent)
 
     def update_agent(self, presented: PresentedToken | None, agent_id: str, change: AgentPatch) -> Agent:
         principal, got = self.resolver.first_round(presented, [Ref.agent(agent_id)])
@@ -559,7 +562,13 @@ class MemoriesService:
             deployment = change.deployment
         attached = agent.memories
         if change.memories is not None:
-            attached = tuple(self._checked_attachments(principal, agent, change.memories))
+            wanted = self._checked_attachments(principal, agent, change.memories)
+            # What the caller cannot see it cannot detach either: a replaced list keeps the attachments to
+            # Memories hidden from the caller (someone who reaches them set them, and may remove them).
+            visible = self._reachable(principal, self._attached_rows(agent))
+            named = {a.memory_id for a in wanted}
+            kept = [a for a in agent.memories if a.memory_id not in visible and a.memory_id not in named]
+            attached = tuple(wanted + kept)
         before = {a.memory_id for a in agent.memories}
         after_ids = {a.memory_id for a in attached}
         added = [a.memory_id for a in attached if a.memory_id not in before]
@@ -568,60 +577,85 @@ class MemoriesService:
             agent, memories=attached, deployment=deployment, memories_revision=agent.memories_revision + 1
         )
         self._spend(principal)
-        idempotency.settle(updated)
+        answer = self._as_seen(principal, updated)
+        idempotency.settle(answer)
         self.store.replace_attachments(agent, attached, added, removed, deployment)
-        return updated
+        return answer
+
+    def _attached_rows(self, agent: Agent) -> list[OrgMemory]:
+        rows = self.store.get_many([Ref.memory(a.memory_id) for a in agent.memories])
+        return [m for m in rows.values() if m is not None]
+
+    def _reachable(self, principal: Principal, memories: list[OrgMemory]) -> set[str]:
+        """The ids of `memories` the caller reaches, by the rule `GET /memories/{id}` answers with."""
+        ctx = Context(self.store, principal, "memory", {})
+        return {
+            m.memory_id
+            for m in memories
+            if m.account_id == principal.account_id and self.resolver.memory_reach(ctx, m) is not None
+        }
+
+    def _as_seen(self, principal: Principal, agent: Agent) -> Agent:
+        """The agent with only the attachments the caller may know of."""
+        if not agent.memories:
+            return agent
+        seen = self._reachable(principal, self._attached_rows(agent))
+        return replace(agent, memories=tuple(a for a in agent.memories if a.memory_id in seen))
 
     def _checked_attachments(self, principal: Principal, agent: Agent, wanted: list[Attachment]) -> list[Attachment]:
-        """The list a steward sends, each Memory visible to the attacher (a program attaching itself
-        attaches with its steward's access) and, for readwrite, writable by it."""
+        """The list the caller sends, each Memory one the caller already reaches, as far as it reaches it
+        (`access.may_grant`): a person by their own access, a program setting its own list by its own
+        attachments and defaults (so it grants itself nothing)."""
         ids = [a.memory_id for a in wanted]
-        subject = principal
+        ctx = Context(self.store, principal, "memory", {})
         if principal.kind == "agent":
-            subject = Principal("human", agent.steward_id, agent.account_id)
-        ctx = Context(self.store, subject, "memory", {})
+            # The agent's row as it stands before this change: its reach is what it already has.
+            ctx.loaded[Ref.agent(agent.public_id)] = agent
         ctx.fetch([Ref.memory(m) for m in ids])
         for index, a in enumerate(wanted):
+            where = f"agent.memories[{index}]"
             mem: OrgMemory | None = ctx.loaded.get(Ref.memory(a.memory_id))
             reach = None
             if mem is not None and mem.account_id == principal.account_id:
                 reach = self.resolver.memory_reach(ctx, mem)
-            if mem is None or reach is None:
-                raise ApiError(
-                    "validation_failed", f"agent.memories[{index}]: no Memory {a.memory_id} is visible to you."
-                )
+            access.may_grant(principal, reach, a.mode, where, a.memory_id, mem.name if mem is not None else "")
+            assert mem is not None  # may_grant refused an absent Memory (no reach)
             already = any(b.memory_id == a.memory_id for b in agent.memories)
             if mem.archived and not already:
                 raise ApiError(
                     "validation_failed",
-                    f"agent.memories[{index}]: Memory {mem.name!r} is archived: it cannot be newly attached.",
+                    f"{where}: Memory {mem.name!r} is archived: it cannot be newly attached.",
                 )
-            if a.mode == "readwrite":
-                access.grants_write(reach.standing, f"agent.memories[{index}]", "a readwrite attachment", mem.name)
         return wanted
 
     def effective(self, presented: PresentedToken | None, agent_id: str) -> list[Effective]:
+        """The agent's Memories that the caller itself reaches (the others are not the caller's to know of)."""
         principal, got = self.resolver.first_round(presented, [Ref.agent(agent_id)])
         agent = access.may_see_agent(principal, got[Ref.agent(agent_id)])
-        return self.effective_of(agent)
+        pairs = self._effective_pairs(agent)
+        seen = self._reachable(principal, [m for m, _ in pairs])
+        return [e for m, e in pairs if m.memory_id in seen]
 
     def effective_of(self, agent: Agent) -> list[Effective]:
         """The Memories an agent has: its attachments, then the tenant defaults that reach it and that no
         attachment overrides. A git-synced Memory is read-only however it is attached."""
+        return [e for _, e in self._effective_pairs(agent)]
+
+    def _effective_pairs(self, agent: Agent) -> list[tuple[OrgMemory, Effective]]:
         defaults = self.store.memory_defaults(agent.account_id)
         ids = [a.memory_id for a in agent.memories] + [mid for mid, _, _ in defaults]
         rows = self.store.get_many([Ref.memory(m) for m in ids])
-        out: list[Effective] = []
+        out: list[tuple[OrgMemory, Effective]] = []
         for a in agent.memories:
             mem = rows.get(Ref.memory(a.memory_id))
             if mem is not None:
-                out.append(_effective(mem, a.mode, a.read_first, "attachment"))
+                out.append((mem, _effective(mem, a.mode, a.read_first, "attachment")))
         attached = {a.memory_id for a in agent.memories}
         for mid, _, d in defaults:
             mem = rows.get(Ref.memory(mid))
             if mid in attached or mem is None or not d.reaches(agent):
                 continue
-            out.append(_effective(mem, d.mode, d.read_first, "default"))
+            out.append((mem, _effective(mem, d.mode, d.read_first, "default")))
         return out
 
     # ---- the map --------------------------------------------------------------------------------------------
