@@ -241,12 +241,13 @@ def test_an_execution_of_its_agent_mounts_none_of_it(w: World) -> None:
     assert listed.status_code == 200 and NAME not in listed.text
     # Its files by path, every verb: the path is outside every mount, as for a Memory that never existed
     hidden_path, absent_path = f"/memory/{NAME}/notes.md", "/memory/nothing-here/notes.md"
-    for verb, body in [
+    bodies: list[tuple[str, dict[str, Any]]] = [
         ("show", {}),
         ("write", {"content": "x", "expected_public_id": None, "expected_lock_version": None}),
         ("edit", {"old_text": "launch", "new_text": "x", **PAIR}),
         ("delete", PAIR),
-    ]:
+    ]
+    for verb, body in bodies:
         hidden = w.api.post(f"{url}/files/{verb}", w.bob, {"file": {"path": hidden_path, **body}})
         absent = w.api.post(f"{url}/files/{verb}", w.bob, {"file": {"path": absent_path, **body}})
         assert code(hidden) == code(absent) and hidden.status_code >= 400, (verb, hidden.text)
