@@ -667,9 +667,14 @@ class MapNode(Answer):
 class MapEdge(Answer):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    source: str = Field(alias="from", description="The Memory the edge starts at.", examples=[_UUID])
+    source: str = Field(
+        alias="from",
+        description="The Memory the edge starts at (a `deployment:<name>` node for a `member` edge).",
+        examples=[_UUID],
+    )
     target: str = Field(alias="to", description="The node it reaches.", examples=["all_agents"])
-    kind: Literal["attachment", "default", "provenance"]
+    # member: an agent of a deployment that a Memory's deployment default reaches.
+    kind: Literal["attachment", "default", "provenance", "member"]
     mode: Literal["readwrite", "readonly"] | None = None
     read_first: bool | None = None
 

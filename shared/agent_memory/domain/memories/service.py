@@ -707,6 +707,14 @@ class MemoriesService:
             edges.append(
                 {"from": m.memory_id, "to": target, "kind": "default", "mode": d.mode, "read_first": d.read_first}
             )
+        # A deployment default reaches agents no attachment names: each is drawn, joined to its deployment's
+        # node by a `member` edge, so an agent that only a default reaches is on the map too.
+        deployments = {t.removeprefix("deployment:") for t in targets if t != "all_agents"}
+        if deployments:
+            for agent_id, name, deployment in self.store.account_agents(principal.account_id):
+                if deployment in deployments:
+                    agents.setdefault(agent_id, name)
+                    edges.append({"from": f"deployment:{deployment}", "to": agent_id, "kind": "member"})
         for m in memories:
             p = m.promoted_from
             if p is not None and p.memory_id is not None and p.memory_id in visible:
