@@ -39,7 +39,7 @@ from enum import Enum
 from typing import Any, Final, Literal, TypedDict, cast
 
 from agent_memory.api import contract
-from agent_memory.api.errors import retryable_status
+from agent_memory.api.errors import resend_may_help
 
 from agent_memory_sdk.routes import Routes
 
@@ -510,6 +510,15 @@ def _retry_after(value: str | None) -> float | None:
         return None  # an HTTP date: rare enough to fall back on our own backoff
 
 
+def _code_of(raw: bytes) -> str | None:
+    """The error code of a refusal's body, or None (a proxy's or gateway's own page)."""
+    try:
+        code = json.loads(raw)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return code if isinstance(code, str) else None
+
+
 def error_from_response(status: int, raw: bytes, retry_after: str | None = None) -> MemoryApiError:
     """The exception for a refusal: by the body's code, else (a proxy's or gateway's own page) by status."""
     code, message, details = None, "", None
@@ -676,7 +685,7 @@ class MemoryClient:
                     raw = b""  # the status alone still names the refusal
                 finally:
                     err.close()
-                if not last and retryable_status(status):
+                if not last and resend_may_help(status, _code_of(raw)):
                     self._pause(attempt, _retry_after(wait))
                     continue
                 raise error_from_response(status, raw, wait) from None

@@ -283,3 +283,26 @@ def test_an_operator_is_told_once_per_read_with_an_error_line_and_a_metric(
     assert emf["ContentCorrupt"] == [1.0] or emf["ContentCorrupt"] == 1.0
     (directive,) = emf["_aws"]["CloudWatchMetrics"]
     assert directive["Namespace"] == "AgentMemory"
+
+
+def test_the_python_client_does_not_resend_a_corrupt_read(m: Mounted, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a Memory file whose object was edited behind the service
+    from agent_memory_sdk.client import MemoryClient, MemoryContentCorrupt
+
+    api, mem = m.run.api, m.runbooks
+    key = current_key("deploy.md", mem)
+    overwrite(key, obj(key).replace(b"fridays", b"sundays"))
+    client = MemoryClient(api.url, m.run.ada.token, retries=2, backoff=0.0)
+    sent: list[str] = []
+    opened = client._opener.open
+
+    def counted(req: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(req.full_url)
+        return opened(req, *args, **kwargs)
+
+    monkeypatch.setattr(client._opener, "open", counted)
+    # When it reads the file, Then it is told once: a resend would read the same bytes
+    with pytest.raises(MemoryContentCorrupt) as told:
+        client.routes.memory_file_show(memory_id=mem, body={"file": {"path": "deploy.md"}})
+    assert len(sent) == 1
+    assert "deploy.md" in str(told.value) and "version 0" in str(told.value)
