@@ -577,6 +577,40 @@ def test_a_content_key_is_write_once(store: DynamoStore) -> None:
     assert store.read_content(held(key, "first")) == "first"
 
 
+def test_bytes_that_differ_from_the_recorded_hash_are_refused_and_never_cached(
+    store: DynamoStore, calls: list[str]
+) -> None:
+    # Given a version stored, then its object replaced behind the store's back
+    key = f"content/{uuid7()}/{uuid7()}"
+    store.put_content(key, "ship on friday")
+    store.s3.put_object(Bucket=store.bucket, Key=key, Body=b"ship on sunday")
+    CACHE.clear()
+    calls.clear()
+    # When it is read with the hash its version recorded, Then it is refused, naming the path and version
+    with pytest.raises(ApiError) as info:
+        store.read_content(held(key, "ship on friday"))
+    assert info.value.code == "memory_content_corrupt"
+    assert info.value.details == {"path": "conversation/x.md", "lock_version": 0}
+    # And the batch readers leave it out and name it; the futures' form raises it
+    assert store.read_contents([held(key, "ship on friday")]).corrupt == {key}
+    with pytest.raises(ApiError):
+        store.fetch_contents([held(key, "ship on friday")])[key].result()
+    # And nothing was cached: every read asked S3 again
+    assert calls == ["s3.GetObject"] * 3
+
+
+def test_a_cached_text_is_served_only_to_the_hash_it_was_verified_with(store: DynamoStore, calls: list[str]) -> None:
+    key = f"content/{uuid7()}/{uuid7()}"
+    store.put_content(key, "alpha")
+    calls.clear()
+    # A row naming the key with another hash (a table edited by hand) is refused from the cache too
+    with pytest.raises(ApiError) as info:
+        store.read_content(held(key, "beta"))
+    assert info.value.code == "memory_content_corrupt"
+    assert store.read_content(held(key, "alpha")) == "alpha"
+    assert calls == []
+
+
 def test_the_content_cache_is_bounded_in_bytes_and_evicts_least_recently_used() -> None:
     budget, text = 100_000, ("x" * 10_000, "digest")
 
