@@ -217,19 +217,18 @@ def test_tampered_memory_files_are_refused_through_every_door_mount_and_tool(m: 
     assert g.status_code == 200, g.text
     assert g.json()["matches"] == [] and g.json()["corrupt"] == ["deploy.md"]
 
-    # And the session's files API refuses it under both mounts (the refusal names the file as its Memory
-    # knows it, as memory_content_missing does)
+    # And the session's files API refuses it under both mounts, naming it by the path the session uses
     for path in (f"{RUNBOOKS}/deploy.md", "/memory/runbooks/deploy.md"):
-        corrupt(m.files(ex, "show", path=path), "deploy.md", 0)
+        corrupt(m.files(ex, "show", path=path), path, 0)
     corrupt(
         m.files(ex, "edit", path=f"{RUNBOOKS}/deploy.md", old_text="ship", new_text="sail", **expected(f0)),
-        "deploy.md",
+        f"{RUNBOOKS}/deploy.md",
         0,
     )
     # And the model's read tool is told, as its result, and never sees the bytes
     told = m.run.tool(ex, "memory_read", path=f"{RUNBOOKS}/deploy.md")
     assert told["is_error"] and told["code"] == "memory_content_corrupt"
-    assert "deploy.md" in told["content"] and "version 0" in told["content"] and "Deploy" not in told["content"]
+    assert f"'{RUNBOOKS}/deploy.md' version 0" in told["content"] and "Deploy" not in told["content"]
     # And the execution's block names it among the read_first files it could not render
     b = block(api, m.alpha, f"/executions/{ex['public_id']}/memory_block")
     assert [e["path"] for e in b["corrupt"]] == ["/memory/runbooks/deploy.md"]

@@ -278,6 +278,7 @@ def _planned(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) ->
             loaded=ctx.loaded,
             execution_public_id=ctx.execution_public_id,
             stops=ctx.stops,
+            files_under=mount.path,
         )
         mp = MemoryPath(FILES_ROOT, rest, plain=True) if folder else parse_file_path(rest)
         refs = [Ref.memory(anchor.owner_id), *([] if folder else [Ref.document(anchor, mp.rest)])]

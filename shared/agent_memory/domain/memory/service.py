@@ -496,6 +496,7 @@ def _refuse_known_stale(ctx: Context, src: Source, mp: MemoryPath, expected: tup
 def content_of(ctx: Context, path: str, doc: Document) -> str:
     """A document's text, checked against its recorded hash by the store (memory_content_corrupt names the
     path and version); a missing content object is named with its path (this document only is broken)."""
+    path = ctx.shown(path)
     try:
         return ctx.store.read_content(doc.held(path))
     except ApiError as exc:
