@@ -73,9 +73,11 @@ class Content(Backend):
             raise content_corrupt(held.path, held.lock_version)
         return text
 
-    def _read(self, held: Held) -> str | _Corrupt | None:
-        """The checked text, None when the object is missing, or CORRUPT."""
-        cached = CACHE.get(held.key)
+    def _read(self, held: Held, cached: tuple[str, str] | None = None) -> str | _Corrupt | None:
+        """The checked text, None when the object is missing, or CORRUPT. `cached` is the cache's entry
+        for the key when the caller already looked it up (None: look it up now)."""
+        if cached is None:
+            cached = CACHE.get(held.key)
         if cached is None:
             fetched = self._fetch(held.key)
             if fetched is None:
@@ -117,24 +119,27 @@ class Content(Backend):
         made a 320-document grep cost 640 GETs). The caller may cancel the futures it no longer needs.
         """
         unique = list({h.key: h for h in helds}.values())
-        waiting = [h for h in unique if CACHE.get(h.key) is None]
+        # Looked up once, up front: a fetch running meanwhile cannot evict a text this call already holds.
+        cached = {h.key: CACHE.get(h.key) for h in unique}
+        waiting = sum(1 for entry in cached.values() if entry is None)
         out: dict[str, Future[str | None]] = {}
         for held in unique:
-            if len(waiting) > 1 and held in waiting:
+            entry = cached[held.key]
+            if entry is None and waiting > 1:
                 out[held.key] = pool().submit(self.read_checked, held)
                 continue
-            # A lone missing key is fetched on the calling thread: the same wait, one thread hand-off fewer.
+            # A cached key, or a lone missing one, on the calling thread: the same wait, one hand-off fewer.
             done: Future[str | None] = Future()
             try:
-                done.set_result(self.read_checked(held))
+                done.set_result(self.read_checked(held, entry))
             except ApiError as exc:
                 done.set_exception(exc)
             out[held.key] = done
         return out
 
-    def read_checked(self, held: Held) -> str | None:
+    def read_checked(self, held: Held, cached: tuple[str, str] | None = None) -> str | None:
         """The checked text or None when the object is missing; raises `memory_content_corrupt`."""
-        text = self._read(held)
+        text = self._read(held, cached)
         if isinstance(text, _Corrupt):
             raise content_corrupt(held.path, held.lock_version)
         return text
