@@ -561,6 +561,7 @@ class MemoriesService:
         if change.deployment_given:
             deployment = change.deployment
         attached = agent.memories
+        shown: tuple[Attachment, ...] | None = None
         if change.memories is not None:
             wanted = self._checked_attachments(principal, agent, change.memories)
             # What the caller cannot see it cannot detach either: a replaced list keeps the attachments to
@@ -569,6 +570,7 @@ class MemoriesService:
             named = {a.memory_id for a in wanted}
             kept = [a for a in agent.memories if a.memory_id not in visible and a.memory_id not in named]
             attached = tuple(wanted + kept)
+            shown = tuple(wanted)  # every one checked reachable just now: the answer needs no other read
         before = {a.memory_id for a in agent.memories}
         after_ids = {a.memory_id for a in attached}
         added = [a.memory_id for a in attached if a.memory_id not in before]
@@ -577,7 +579,7 @@ class MemoriesService:
             agent, memories=attached, deployment=deployment, memories_revision=agent.memories_revision + 1
         )
         self._spend(principal)
-        answer = self._as_seen(principal, updated)
+        answer = self._as_seen(principal, updated) if shown is None else replace(updated, memories=shown)
         idempotency.settle(answer)
         self.store.replace_attachments(agent, attached, added, removed, deployment)
         return answer
@@ -619,7 +621,8 @@ class MemoriesService:
             if mem is not None and mem.account_id == principal.account_id:
                 reach = self.resolver.memory_reach(ctx, mem)
             access.may_grant(principal, reach, a.mode, where, a.memory_id, mem.name if mem is not None else "")
-            assert mem is not None  # may_grant refused an absent Memory (no reach)
+            if mem is None:  # refused by may_grant already (no reach); said again for the type checker
+                continue
             already = any(b.memory_id == a.memory_id for b in agent.memories)
             if mem.archived and not already:
                 raise ApiError(
