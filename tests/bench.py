@@ -825,7 +825,7 @@ def fork_vs_copy(w: World, n: int) -> None:
             start = time.perf_counter_ns()
 
             def copy(d: Any, k: int = k) -> int:
-                text = store.read_content(d.content_key)
+                text = store.read_content(d.held(d.rest))
                 store.put_content(f"{d.content_key}-copy-{k}", text)
                 return len(text.encode())
 

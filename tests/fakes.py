@@ -30,18 +30,21 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agent_memory.api.errors import ApiError, stale, version_not_found
+from agent_memory.api.errors import ApiError, content_corrupt, stale, version_not_found
 from agent_memory.core.idempotency import Record
+from agent_memory.core.ids import sha256_hex
 from agent_memory.core.model import (
     Account,
     Agent,
     Anchor,
     Author,
+    Contents,
     Conversation,
     ConversationBump,
     Document,
     DocumentChange,
     ExecutionStop,
+    Held,
     Human,
     Member,
     TokenRow,
@@ -94,24 +97,42 @@ class FakeStore:
 
     # ---- ContentReads / ContentWrites ---------------------------------------------------------------
 
-    def read_content(self, key: str) -> str:
+    def _checked(self, held: Held) -> str | None:
+        """The text at held.key (None when absent), held to its recorded hash as the store holds it."""
         with self._lock:
-            text = self._contents.get(key)
+            text = self._contents.get(held.key)
+        if text is not None and sha256_hex(text.encode("utf-8")) != held.sha256:
+            raise content_corrupt(held.path, held.lock_version)
+        return text
+
+    def read_content(self, held: Held) -> str:
+        text = self._checked(held)
         if text is None:
             raise content_missing()
         return text
 
-    def read_contents(self, keys: list[str]) -> dict[str, str]:
-        with self._lock:
-            return {k: self._contents[k] for k in dict.fromkeys(keys) if k in self._contents}
+    def read_contents(self, helds: list[Held]) -> Contents:
+        texts: dict[str, str] = {}
+        corrupt: set[str] = set()
+        for held in {h.key: h for h in helds}.values():
+            try:
+                text = self._checked(held)
+            except ApiError:
+                corrupt.add(held.key)
+                continue
+            if text is not None:
+                texts[held.key] = text
+        return Contents(texts, frozenset(corrupt))
 
-    def fetch_contents(self, keys: list[str]) -> dict[str, Future[str | None]]:
+    def fetch_contents(self, helds: list[Held]) -> dict[str, Future[str | None]]:
         out: dict[str, Future[str | None]] = {}
-        with self._lock:
-            for key in dict.fromkeys(keys):
-                done: Future[str | None] = Future()
-                done.set_result(self._contents.get(key))
-                out[key] = done
+        for held in {h.key: h for h in helds}.values():
+            done: Future[str | None] = Future()
+            try:
+                done.set_result(self._checked(held))
+            except ApiError as exc:
+                done.set_exception(exc)
+            out[held.key] = done
         return out
 
     def put_content(self, key: str, text: str) -> None:

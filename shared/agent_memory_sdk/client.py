@@ -46,7 +46,7 @@ from enum import Enum
 from typing import Any, Final, Literal, TypedDict, cast
 
 from agent_memory.api import contract
-from agent_memory.api.errors import retryable_status
+from agent_memory.api.errors import resend_may_help
 
 from agent_memory_sdk.routes import Routes
 
@@ -436,6 +436,13 @@ class MemoryContentMissing(MemoryApiError):
     status = 500
 
 
+class MemoryContentCorrupt(MemoryApiError):
+    """The service refused with `memory_content_corrupt` (HTTP 500)."""
+
+    code = "memory_content_corrupt"
+    status = 500
+
+
 class StorageBusy(MemoryApiError):
     """The service refused with `storage_busy` (HTTP 503)."""
 
@@ -496,6 +503,7 @@ ERRORS: Final[dict[str, type[MemoryApiError]]] = {
     "rate_limited": RateLimited,
     "internal_error": InternalError,
     "memory_content_missing": MemoryContentMissing,
+    "memory_content_corrupt": MemoryContentCorrupt,
     "storage_busy": StorageBusy,
     "storage_unavailable": StorageUnavailable,
 }
@@ -507,6 +515,15 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value)) if value else None
     except ValueError:
         return None  # an HTTP date: rare enough to fall back on our own backoff
+
+
+def _code_of(raw: bytes) -> str | None:
+    """The error code of a refusal's body, or None (a proxy's or gateway's own page)."""
+    try:
+        code = json.loads(raw)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return code if isinstance(code, str) else None
 
 
 def error_from_response(status: int, raw: bytes, retry_after: str | None = None) -> MemoryApiError:
@@ -675,7 +692,7 @@ class MemoryClient:
                     raw = b""  # the status alone still names the refusal
                 finally:
                     err.close()
-                if not last and retryable_status(status):
+                if not last and resend_may_help(status, _code_of(raw)):
                     self._pause(attempt, _retry_after(wait))
                     continue
                 raise error_from_response(status, raw, wait) from None

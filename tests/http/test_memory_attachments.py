@@ -124,7 +124,10 @@ def test_omitted_memories_are_preserved_in_all_three_forms(mems: Memories, w: Wo
     assert code(mems.show(w.helper, w.a)) == (404, "not_found")
 
 
-def test_the_agent_itself_may_set_its_memories(mems: Memories, w: World) -> None:
+def test_the_agent_itself_may_set_its_memories_within_what_it_reaches(mems: Memories, w: World) -> None:
+    # Given the steward attached alpha read-write and beta read-only (issue 26: an agent grants itself nothing)
+    ok(mems.attach(w.ada, w.helper.public_id, [rw(w.a), ro(w.b)]))
+    # Then the agent itself may narrow and drop what it has
     got = ok(mems.attach(w.helper, w.helper.public_id, [ro(w.a)]))
     assert got["memories"] == [{"memory_id": w.a, "mode": "readonly", "read_first": False}]
     assert mems.agent(w.helper, w.helper.public_id)["memories"] == got["memories"]
@@ -219,7 +222,7 @@ def test_a_memory_the_steward_cannot_see_is_refused_as_unknown(mems: Memories, s
     assert code(r) == (422, "validation_failed"), r.text
     assert "secret" not in r.json()["error"]["message"]  # the refusal does not tell what it is
     _unchanged(mems, s)
-    # ...and the program attaching itself attaches with its steward's access
+    # ...and a program setting its own list attaches only what it already reaches (issue 26)
     r = mems.attach(s.agent, s.agent.public_id, [ro(s.secret)])
     assert code(r) == (422, "validation_failed"), r.text
     _unchanged(mems, s)
@@ -229,8 +232,9 @@ def test_read_write_needs_the_stewards_write_access(mems: Memories, s: Stewards)
     r = mems.attach(s.bob, s.agent.public_id, [ro(s.open), rw(s.viewed)])
     assert code(r) == (403, "not_authorized"), r.text
     _unchanged(mems, s)
+    # The program itself grants itself nothing (issue 26): 422, as for a Memory it does not reach
     r = mems.attach(s.agent, s.agent.public_id, [rw(s.viewed)])
-    assert code(r) == (403, "not_authorized"), r.text
+    assert code(r) == (422, "validation_failed"), r.text
     _unchanged(mems, s)
     # Reading is what Bob has, so a readonly attachment is his to make
     got = ok(mems.attach(s.bob, s.agent.public_id, [ro(s.viewed)]))

@@ -95,3 +95,26 @@ def test_an_agent_token_cannot_read_the_map(api: Api) -> None:
     helper = api.agent(ada, "helper")
     r = api.get("/memory_map", helper)
     assert r.status_code == 403 and r.json()["error"]["code"] == "not_authorized"
+
+
+def test_an_agent_that_only_a_deployment_default_reaches_is_drawn(api: Api) -> None:
+    # Given a deployment default and an agent of that deployment that no attachment names (issue 26)
+    ada, ids, _ = build(api)
+    deployed = api.agent(ada, "prod-bot")
+    mems = Memories(api)
+    assert mems.patch_agent(ada, deployed.public_id, deployment="prod").status_code == 200
+    elsewhere = api.agent(ada, "staging-bot")
+    assert mems.patch_agent(ada, elsewhere.public_id, deployment="staging").status_code == 200
+    # When the map is drawn
+    graph = _graph(api, ada)
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    edges = {(e["from"], e["to"], e["kind"]) for e in graph["edges"]}
+    # Then the agent is a node, joined to its deployment's node, which the Memory's default reaches
+    assert nodes[deployed.public_id] == {"id": deployed.public_id, "kind": "agent", "name": "prod-bot"}
+    assert ("deployment:prod", deployed.public_id, "member") in edges
+    assert (ids["prod-notes"], "deployment:prod", "default") in edges
+    # And an agent of a deployment no default reaches is not drawn
+    assert elsewhere.public_id not in nodes
+    # And the page draws it too
+    page = api.get("/memory_map.html", ada)
+    assert page.status_code == 200 and "prod-bot" in page.text

@@ -270,7 +270,7 @@ def test_a_redaction_scrubs_an_old_version_and_a_rollback_to_it_is_refused(fake:
     assert shown.content is None and shown.version.redacted
     assert world.history.show(world.ctx(), path("conversation/a.md"), 0).content is None
     # Nothing else held the bytes, so they are gone at once.
-    assert fake.read_contents([v0.document.content_key]) == {}
+    assert fake.read_contents([v0.document.held("conversation/a.md")]).texts == {}
     with pytest.raises(ApiError) as err:
         world.history.rollback(world.ctx(write=True), path("conversation/a.md"), 0, pair(v1))
     assert err.value.code == "memory_version_redacted"

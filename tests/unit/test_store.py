@@ -20,6 +20,7 @@ from agent_memory.core.model import (
     ConversationBump,
     Document,
     DocumentChange,
+    Held,
     Meter,
     WriteBudget,
 )
@@ -505,6 +506,11 @@ def test_get_many_of_mixed_kinds_and_of_one_ref(store: DynamoStore, calls: list[
 # ---- content -----------------------------------------------------------------------------------------
 
 
+def held(key: str, text: str) -> Held:
+    """A row's view of the object at `key`: the hash of `text`, recorded when it was written."""
+    return Held(key, sha256_hex(text.encode("utf-8")), "conversation/x.md", 0)
+
+
 def test_a_second_read_of_a_content_version_makes_no_s3_request(store: DynamoStore, calls: list[str]) -> None:
     # Given a content version stored by another process (so this one has not cached it)
     key = f"content/{uuid7()}/{uuid7()}"
@@ -512,14 +518,17 @@ def test_a_second_read_of_a_content_version_makes_no_s3_request(store: DynamoSto
     CACHE.clear()
     calls.clear()
     # When it is read twice, then S3 is asked once
-    assert store.read_content(key) == "héllo\nworld"
-    assert store.read_content(key) == "héllo\nworld"
+    assert store.read_content(held(key, "héllo\nworld")) == "héllo\nworld"
+    assert store.read_content(held(key, "héllo\nworld")) == "héllo\nworld"
     assert calls == ["s3.GetObject"]
     # And the writer's own process never has to read back what it wrote
     other = f"content/{uuid7()}/{uuid7()}"
     store.put_content(other, "mine")
     calls.clear()
-    assert store.read_contents([key, other, key]) == {key: "héllo\nworld", other: "mine"}
+    assert store.read_contents([held(key, "héllo\nworld"), held(other, "mine"), held(key, "héllo\nworld")]).texts == {
+        key: "héllo\nworld",
+        other: "mine",
+    }
     assert calls == []
 
 
@@ -529,7 +538,8 @@ def test_read_contents_fetches_each_missing_key_once(store: DynamoStore, calls: 
         store.put_content(k, f"doc {i}")
     CACHE.clear()
     calls.clear()
-    assert store.read_contents(keys + keys) == {k: f"doc {i}" for i, k in enumerate(keys)}
+    wanted = [held(k, f"doc {i}") for i, k in enumerate(keys)]
+    assert store.read_contents(wanted + wanted).texts == {k: f"doc {i}" for i, k in enumerate(keys)}
     assert sorted(calls) == ["s3.GetObject"] * 5
 
 
@@ -544,14 +554,15 @@ def test_each_key_is_fetched_once_even_when_the_cache_is_smaller_than_the_workin
     CACHE.clear()
     calls.clear()
     # When all of them are read in one call
-    got = store.read_contents(keys)
+    wanted = [held(k, f"document {i:02d}") for i, k in enumerate(keys)]
+    got = store.read_contents(wanted).texts
     # Then every text arrives, and S3 was asked once per key: nothing evicted was fetched again
     assert got == {k: f"document {i:02d}" for i, k in enumerate(keys)}
     assert sorted(calls) == ["s3.GetObject"] * 20
     # And the futures' form answers the same, each fetched once, and may be cancelled unread
     CACHE.clear()
     calls.clear()
-    futures = store.fetch_contents(keys)
+    futures = store.fetch_contents(wanted)
     assert {k: f.result() for k, f in futures.items()} == got
     assert sorted(calls) == ["s3.GetObject"] * 20
 
@@ -563,11 +574,45 @@ def test_a_content_key_is_write_once(store: DynamoStore) -> None:
         store.put_content(key, "second")
     assert info.value.code == "already_exists"
     CACHE.clear()
-    assert store.read_content(key) == "first"
+    assert store.read_content(held(key, "first")) == "first"
+
+
+def test_bytes_that_differ_from_the_recorded_hash_are_refused_and_never_cached(
+    store: DynamoStore, calls: list[str]
+) -> None:
+    # Given a version stored, then its object replaced behind the store's back
+    key = f"content/{uuid7()}/{uuid7()}"
+    store.put_content(key, "ship on friday")
+    store.s3.put_object(Bucket=store.bucket, Key=key, Body=b"ship on sunday")
+    CACHE.clear()
+    calls.clear()
+    # When it is read with the hash its version recorded, Then it is refused, naming the path and version
+    with pytest.raises(ApiError) as info:
+        store.read_content(held(key, "ship on friday"))
+    assert info.value.code == "memory_content_corrupt"
+    assert info.value.details == {"path": "conversation/x.md", "lock_version": 0}
+    # And the batch readers leave it out and name it; the futures' form raises it
+    assert store.read_contents([held(key, "ship on friday")]).corrupt == {key}
+    with pytest.raises(ApiError):
+        store.fetch_contents([held(key, "ship on friday")])[key].result()
+    # And nothing was cached: every read asked S3 again
+    assert calls == ["s3.GetObject"] * 3
+
+
+def test_a_cached_text_is_served_only_to_the_hash_it_was_verified_with(store: DynamoStore, calls: list[str]) -> None:
+    key = f"content/{uuid7()}/{uuid7()}"
+    store.put_content(key, "alpha")
+    calls.clear()
+    # A row naming the key with another hash (a table edited by hand) is refused from the cache too
+    with pytest.raises(ApiError) as info:
+        store.read_content(held(key, "beta"))
+    assert info.value.code == "memory_content_corrupt"
+    assert store.read_content(held(key, "alpha")) == "alpha"
+    assert calls == []
 
 
 def test_the_content_cache_is_bounded_in_bytes_and_evicts_least_recently_used() -> None:
-    budget, text = 100_000, "x" * 10_000
+    budget, text = 100_000, ("x" * 10_000, "digest")
 
     def run(n: int) -> ContentCache:
         # Two entries, the first one read again, then n newer ones
@@ -590,14 +635,14 @@ def test_the_content_cache_is_bounded_in_bytes_and_evicts_least_recently_used() 
     # And however much is put, what it keeps never exceeds the budget (a character is at least a byte)
     cache = run(n + 30)
     kept = [k for k in ["old", "stale", *(f"k{i}" for i in range(n + 30))] if cache.get(k) is not None]
-    assert 0 < len(kept) * len(text) <= budget
+    assert 0 < len(kept) * len(text[0]) <= budget
     assert "old" not in kept and "stale" not in kept
 
 
 def test_the_content_cache_keeps_the_first_text_of_a_key() -> None:
     cache = ContentCache(max_bytes=1000)
-    cache.put("k", "a")
-    cache.put("k", "b")  # keys are immutable: a second put cannot change what a key means
-    assert cache.get("k") == "a"
+    cache.put("k", ("a", "ha"))
+    cache.put("k", ("b", "hb"))  # keys are immutable: a second put cannot change what a key means
+    assert cache.get("k") == ("a", "ha")
     cache.clear()
     assert cache.get("k") is None

@@ -21,6 +21,13 @@ def retryable_status(status: int) -> bool:
     return status >= 500 or status == 429
 
 
+def resend_may_help(status: int, code: str | None) -> bool:
+    """Whether a client should send the same request again: a retryable status, unless the body's code is a
+    permanent fault (the same bytes would fail the same way)."""
+    known = CATALOGUE.get(code or "")
+    return retryable_status(status) and not (known is not None and known.permanent)
+
+
 @dataclass(frozen=True, slots=True)
 class Code:
     """What is known of one refusal code."""
@@ -35,6 +42,10 @@ class Code:
     next_step: str = ""
     # The record tools' own next step, where theirs differs (they name records, not documents).
     record_step: str | None = None
+    # A fault of ours that resending cannot clear (a person must act: restore an object, write it again), so
+    # clients do not resend it. Like every 5xx it is still not recorded as an Idempotency-Key's answer, so the
+    # same key succeeds once the fault is repaired.
+    permanent: bool = False
 
     @property
     def retryable(self) -> bool:
@@ -133,6 +144,14 @@ CATALOGUE: Mapping[str, Code] = {
     "rate_limited": Code(429),
     "internal_error": Code(500, model_fixable=False),
     "memory_content_missing": Code(500),
+    # Bytes that no longer match the hash recorded when they were written: never served. A retry reads the
+    # same object, so only a person (restoring the object, or writing the document again) fixes it.
+    "memory_content_corrupt": Code(
+        500,
+        permanent=True,
+        next_step="This document's stored text failed its integrity check and is not shown: do not retry; "
+        "carry on without it, or tell a person so they can restore it or write it again.",
+    ),
     "storage_busy": Code(503),
     "storage_unavailable": Code(503),
 }
@@ -168,6 +187,18 @@ class ApiError(Exception):
 
     def __repr__(self) -> str:
         return f"ApiError({self.code!r}, {self.message!r})"
+
+
+def content_corrupt(path: str, lock_version: int) -> ApiError:
+    """Stored bytes that differ from the hash their version recorded (edited, truncated or swapped behind us)."""
+    return ApiError(
+        "memory_content_corrupt",
+        f"The stored text of {path!r} version {lock_version} does not match the hash recorded when it was "
+        "written, so it is not served. Ask an operator to restore the object, or write the document again "
+        "with its expected_public_id and expected_lock_version.",
+        path=path,
+        lock_version=lock_version,
+    )
 
 
 def stale(

@@ -700,6 +700,32 @@ def may_attach(principal: Principal, agent: Agent) -> None:
     raise ApiError("not_authorized", "Only the agent's steward (or the agent itself, for a program) sets its memories.")
 
 
+def may_grant(principal: Principal, reach: Reach | None, mode: str, where: str, memory_id: str, name: str) -> None:
+    """One attaches to an agent only what one already reaches, as far as one reaches it: the rule for a
+    person attaching a Memory and for a program setting its own attachments alike.
+
+    `reach` is the attacher's own: a Human's (open access or the Access panel), or, for a program setting
+    its own list, the program's (its attachments and the defaults that reach it), so an agent grants itself
+    nothing. A Memory the attacher does not reach is answered as if it did not exist."""
+    if reach is None:
+        if principal.kind == "agent":
+            raise ApiError(
+                "validation_failed",
+                f"{where}: an agent attaches to itself only a Memory it already reaches (through an attachment "
+                f"or a default), and no Memory {memory_id} is one: ask the agent's steward to attach it.",
+            )
+        raise ApiError("validation_failed", f"{where}: no Memory {memory_id} is visible to you.")
+    if mode != "readwrite" or reach.standing == "write":
+        return
+    if principal.kind == "agent":
+        raise ApiError(
+            "validation_failed",
+            f"{where}: an agent grants itself nothing: it reaches Memory {name!r} read-only, so it cannot attach "
+            "it readwrite. Ask the agent's steward.",
+        )
+    grants_write(reach.standing, where, "a readwrite attachment", name)
+
+
 def may_see_agent(principal: Principal, agent: Agent | None) -> Agent:
     """An agent's detail is visible to its account's Humans and to itself."""
     if agent is None or agent.account_id != principal.account_id:

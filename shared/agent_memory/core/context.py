@@ -91,6 +91,13 @@ class Context:
     # An execution's: the executions whose stop halts its writes (itself and its ancestors), checked again
     # in every commit it makes.
     stops: tuple[str, ...] = ()
+    # A session's Memory mount: the absolute folder its files are known by there, so a refusal about one
+    # file's content names the path the session uses (`/workspace/runbooks/deploy.md`, not `deploy.md`).
+    files_under: str | None = None
+
+    def shown(self, path: str) -> str:
+        """`path` (a logical path of this context) as the caller knows it."""
+        return path if self.files_under is None else f"{self.files_under}/{path}"
 
     def author(self) -> Author:
         """Who the versions this request writes are by."""

@@ -269,6 +269,27 @@ class Quarantine:
         return self.status != "released"
 
 
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A content object as a row names it: its key, the SHA-256 the row recorded for it, and the path and
+    version it is read as. The store checks the bytes it fetches against `sha256` and names `path` and
+    `lock_version` when they differ (memory_content_corrupt)."""
+
+    key: str
+    sha256: str
+    path: str
+    lock_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Contents:
+    """Several checked contents by key; the keys whose bytes failed their check are named in `corrupt`
+    (a missing object is in neither)."""
+
+    texts: dict[str, str]
+    corrupt: frozenset[str] = frozenset()
+
+
 @dataclass(slots=True)
 class Document:
     anchor: Anchor
@@ -288,6 +309,10 @@ class Document:
     @property
     def hidden_from_models(self) -> bool:
         return self.quarantine is not None and self.quarantine.hides
+
+    def held(self, path: str) -> Held:
+        """Its current content as read under `path` (the logical or absolute path the reader knows it by)."""
+        return Held(self.content_key, self.sha256, path, self.lock_version)
 
 
 Operation = Literal["write", "edit", "rollback", "promote", "fork", "merge", "rename"]
@@ -500,6 +525,8 @@ class GrepResult:
 
     # Paths searched past because their content object is missing from storage (memory_content_missing).
     unreadable: tuple[str, ...] = ()
+    # Paths searched past because their bytes no longer match their recorded hash (memory_content_corrupt).
+    corrupt: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

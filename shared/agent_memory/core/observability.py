@@ -28,6 +28,8 @@ NAMESPACE = "AgentMemory"
 # Metric names (namespace AgentMemory, dimension `service` always).
 REQUESTS = "Requests"
 REFUSALS = "Refusals"
+# Stored content whose bytes no longer hash to what its version recorded (store/content.py): alarm on > 0.
+CONTENT_CORRUPT = "ContentCorrupt"
 
 # Metrics buffers are class-level in Powertools and the local gateway serves on threads: one request's
 # dimensions, metrics and flush must not interleave with another's.
@@ -134,3 +136,28 @@ def _count(route: str, error_code: str | None) -> None:
         finally:
             # A disabled flush keeps the buffer, which would grow until Powertools prints it at 100 values.
             m.clear_metrics()
+
+
+def content_corrupt(*, key: str, path: str, lock_version: int, size: int | None) -> None:
+    """An object whose bytes failed their integrity check: one ERROR line and one `ContentCorrupt` metric,
+    published at once (a read that skips the document still answers 200, so the request's own flush may
+    carry no error code). Names the object, never its content."""
+    logger().error(
+        "content failed its integrity check",
+        extra={"content_key": key, "path": path, "lock_version": lock_version, "fetched_bytes": size},
+        stacklevel=3,
+    )
+    if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() in ("1", "true"):
+        return
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+    with (
+        _metrics_lock,
+        single_metric(
+            name=CONTENT_CORRUPT,
+            unit=MetricUnit.Count,
+            value=1,
+            namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or NAMESPACE,
+        ) as metric,
+    ):
+        metric.add_dimension(name="service", value=_service())

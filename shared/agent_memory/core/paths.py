@@ -30,6 +30,40 @@ _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\\]")
 # `plan.md` and `pl\u200ban.md`, or a name reordered by U+202E, would be two documents that look alike.
 _INVISIBLE = re.compile(r"[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
+# Characters that look like '.', '/' or '\\' and that NFKC leaves as they are (those it folds, such as the
+# fullwidth full stop U+FF0E, the one dot leader U+2024, the small full stop U+FE52 or the fullwidth
+# solidus U+FF0F, are caught by the NFKC rule): with them `a\u2215..\u2215b.md` reads as a path climbing out
+# of its folder, and `plan\u2024md` as `plan.md`.
+_LOOKALIKES = frozenset(
+    # dots
+    "\u0660\u06d4\u06f0\u0701\u0702\u2e3c\ua4f8\U00010a50"
+    # slashes
+    "\u0337\u0338\u1735\u2044\u2215\u2571\u27cb\u29f8\u3033"
+    # backslashes
+    "\u20e5\u2216\u2572\u27cd\u29f5\u29f9"
+)
+
+
+def lookalike(segment: str) -> str | None:
+    """Why one path segment could pass for another, naming the character, or None when it cannot.
+
+    The one check every door's paths go through (documents, Memory files, session files and mounts, the
+    tools): a segment holding a character that looks like a dot or a slash, or one NFKC would rewrite (a
+    compatibility form such as a fullwidth letter or a ligature), would let two paths that are different
+    documents look the same, or a folder look like `..`.
+    """
+    for ch in segment:
+        folded = unicodedata.normalize("NFKC", ch)
+        if ch in _LOOKALIKES or folded != ch:
+            name = unicodedata.name(ch, "an unnamed character")
+            shown = f"U+{ord(ch):04X} {name}"
+            if ch in _LOOKALIKES:
+                return f"it contains {shown}, which looks like '.', '/' or '\\' but is not"
+            return f"it contains {shown}, which Unicode compatibility normalisation (NFKC) turns into {folded!r}"
+    if unicodedata.normalize("NFKC", segment) != segment:
+        return "a segment changes under Unicode compatibility normalisation (NFKC)"
+    return None
+
 
 # The root every path of an organization Memory's files resolves under: a Memory is one store, so its
 # paths are relative and name no root of their own.
@@ -98,6 +132,9 @@ def _check_rest(path: str, rest: str, *, prefix: bool) -> None:
             raise _invalid(path, "'.' and '..' segments are not allowed")
         if seg != seg.strip():
             raise _invalid(path, "a segment starts or ends with white space")
+        why = lookalike(seg)
+        if why is not None:
+            raise _invalid(path, why)
 
 
 def parse_document_path(path: object) -> MemoryPath:

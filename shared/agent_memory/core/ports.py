@@ -20,6 +20,7 @@ from agent_memory.core.model import (
     Anchor,
     Attachment,
     Author,
+    Contents,
     Conversation,
     Document,
     DocumentChange,
@@ -27,6 +28,7 @@ from agent_memory.core.model import (
     Execution,
     ExecutionStop,
     ForkBase,
+    Held,
     Human,
     Lease,
     Member,
@@ -223,20 +225,25 @@ class DocumentWrites(Protocol):
 
 
 class ContentReads(Protocol):
-    def read_content(self, key: str) -> str:
-        """One content version; ApiError `memory_content_missing` when its object is gone."""
+    """Every read is checked against the SHA-256 its row recorded (`Held.sha256`): bytes that differ are
+    never answered (memory_content_corrupt)."""
+
+    def read_content(self, held: Held) -> str:
+        """One content version; ApiError `memory_content_missing` when its object is gone,
+        `memory_content_corrupt` (naming `held.path` and `held.lock_version`) when its bytes differ."""
         ...
 
-    def read_contents(self, keys: list[str]) -> dict[str, str]:
+    def read_contents(self, helds: list[Held]) -> Contents:
         """Several contents fetched in parallel, each once; immutable keys are served from the process cache.
 
-        A key whose object is missing is left out of the answer rather than failing the others.
+        A key whose object is missing or corrupt is left out of `texts` rather than failing the others;
+        a corrupt one is named in `corrupt`.
         """
         ...
 
-    def fetch_contents(self, keys: list[str]) -> dict[str, Future[str | None]]:
-        """Each key's content as a future (None when its object is missing), fetched in parallel at most
-        once; cancel what is not needed."""
+    def fetch_contents(self, helds: list[Held]) -> dict[str, Future[str | None]]:
+        """Each key's content as a future (None when its object is missing, raising `memory_content_corrupt`
+        when it fails its check), fetched in parallel at most once; cancel what is not needed."""
         ...
 
 

@@ -245,6 +245,8 @@ class GrepAnswer(Answer):
     truncated_reason: str | None = None
     # Only when a document's content was missing, so it was not searched.
     unreadable: list[str] | None = None
+    # Only when a document's bytes failed their recorded hash (memory_content_corrupt), so it was not searched.
+    corrupt: list[str] | None = Field(default=None, examples=[["conversation/plan.md"]])
 
 
 class MergedFromView(Answer):
@@ -617,6 +619,8 @@ class BlockView(Answer):
     overridden_by: str | None = None
     # Only when it happens, and only for an execution's block, respectively.
     unreadable: list[OmittedView] | None = None
+    # Only when a document's bytes failed their recorded hash (memory_content_corrupt): named, never rendered.
+    corrupt: list[OmittedView] | None = None
     quarantined: list[OmittedView] | None = None
     memories: list[BlockMemoryView] | None = None
 
@@ -671,9 +675,14 @@ class MapNode(Answer):
 class MapEdge(Answer):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    source: str = Field(alias="from", description="The Memory the edge starts at.", examples=[_UUID])
+    source: str = Field(
+        alias="from",
+        description="The Memory the edge starts at (a `deployment:<name>` node for a `member` edge).",
+        examples=[_UUID],
+    )
     target: str = Field(alias="to", description="The node it reaches.", examples=["all_agents"])
-    kind: Literal["attachment", "default", "provenance"]
+    # member: an agent of a deployment that a Memory's deployment default reaches.
+    kind: Literal["attachment", "default", "provenance", "member"]
     mode: Literal["readwrite", "readonly"] | None = None
     read_first: bool | None = None
 

@@ -61,10 +61,10 @@ def _read_cursor(cursor: str) -> _Position:
     return pos
 
 
-def _line(scope: str, owner: str, root: str, doc: Document, text: str | None) -> dict[str, Any]:
+def _line(scope: str, owner: str, root: str, doc: Document, text: str | None, *, corrupt: bool) -> dict[str, Any]:
     from agent_memory.domain.safety.pii import mask
 
-    return {
+    line: dict[str, Any] = {
         "anchor": {"scope": scope, "public_id": owner},
         "path": f"{root}/{doc.rest}",
         "public_id": doc.public_id,
@@ -75,9 +75,14 @@ def _line(scope: str, owner: str, root: str, doc: Document, text: str | None) ->
         "description": None if doc.description is None else mask(doc.description),
         "pii": list(doc.pii),
         "quarantine": views.quarantine(doc.quarantine),
-        # None when the content object is missing from storage (the document is still named).
+        # None when the content object is missing from storage or fails its recorded hash (the document is
+        # still named).
         "content": None if text is None else mask(text),
     }
+    if corrupt:
+        # Only when it happens: the bytes stored for this version are not the ones it recorded.
+        line["content_corrupt"] = True
+    return line
 
 
 class Exporter:
@@ -107,8 +112,11 @@ class Exporter:
         return picked, None
 
     def _lines(self, picked: list[tuple[str, str, str, Document]]) -> list[dict[str, Any]]:
-        texts = self.store.read_contents([d.content_key for *_, d in picked])
-        return [_line(s, o, r, d, texts.get(d.content_key)) for s, o, r, d in picked]
+        read = self.store.read_contents([d.held(f"{r}/{d.rest}") for _, _, r, d in picked])
+        return [
+            _line(s, o, r, d, read.texts.get(d.content_key), corrupt=d.content_key in read.corrupt)
+            for s, o, r, d in picked
+        ]
 
     def room(self, ctx: Context, cursor: str | None) -> ExportPage:
         """A workspace's export page (the caller is a member: the workspace door opened with write standing)."""

@@ -40,7 +40,7 @@ from typing import Any
 __all__ = ["CONTENT_SECURITY_POLICY", "render_map_html"]
 
 NODE_KINDS = ("memory", "all_agents", "deployment", "agent")
-EDGE_KINDS = ("attachment", "default", "provenance", "mount")
+EDGE_KINDS = ("attachment", "default", "provenance", "mount", "member")
 MODES = {"readwrite": "rw", "readonly": "ro"}
 
 # Geometry, in CSS pixels. The label font is monospace so a label's width follows from its character count.
@@ -76,6 +76,7 @@ _EDGE_COLOURS = {
     "default": "#c2410c",
     "provenance": "#7c3aed",
     "mount": "#047857",
+    "member": "#0f766e",
     "other": "#6b7280",
 }
 _KIND_WORDS = {

@@ -154,6 +154,9 @@ def grep(result: GrepResult) -> Json:
     if result.unreadable:
         # Only when it happens: a document whose content is missing was not searched.
         out["unreadable"] = list(result.unreadable)
+    if result.corrupt:
+        # Only when it happens: a document whose bytes failed their recorded hash was not searched.
+        out["corrupt"] = list(result.corrupt)
     return out
 
 
@@ -282,6 +285,9 @@ def block(b: Block) -> Json:
     if b.plan.missing:
         # Only when it happens: documents left out because their content is missing from storage.
         out["unreadable"] = [_omitted(e) for e in b.plan.missing]
+    if b.plan.corrupt:
+        # Only when it happens: documents left out because their bytes failed their recorded hash.
+        out["corrupt"] = [_omitted(e) for e in b.plan.corrupt]
     if b.plan.quarantined:
         # Only when it happens: documents awaiting review, which no model reads.
         out["quarantined"] = [_omitted(e) for e in b.plan.quarantined]

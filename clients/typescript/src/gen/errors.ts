@@ -312,6 +312,13 @@ export class MemoryContentMissing extends MemoryApiError {
   static override readonly retryable = true;
 }
 
+/** The service refused with `memory_content_corrupt` (HTTP 500). */
+export class MemoryContentCorrupt extends MemoryApiError {
+  static override readonly code = "memory_content_corrupt";
+  static override readonly status = 500;
+  static override readonly retryable = true;
+}
+
 /** The service refused with `storage_busy` (HTTP 503). */
 export class StorageBusy extends MemoryApiError {
   static override readonly code = "storage_busy";
@@ -375,6 +382,7 @@ export const ERRORS: Readonly<Record<string, typeof MemoryApiError>> = {
   rate_limited: RateLimited,
   internal_error: InternalError,
   memory_content_missing: MemoryContentMissing,
+  memory_content_corrupt: MemoryContentCorrupt,
   storage_busy: StorageBusy,
   storage_unavailable: StorageUnavailable,
 };

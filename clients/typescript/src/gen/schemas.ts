@@ -151,6 +151,7 @@ export type BlockView = {
   omitted: Array<OmittedView>;
   overridden_by?: string | null;
   unreadable?: Array<OmittedView> | null;
+  corrupt?: Array<OmittedView> | null;
   quarantined?: Array<OmittedView> | null;
   memories?: Array<BlockMemoryView> | null;
 };
@@ -555,6 +556,7 @@ export type GrepAnswer = {
   truncated: boolean;
   truncated_reason?: string | null;
   unreadable?: Array<string> | null;
+  corrupt?: Array<string> | null;
 };
 
 export type GrepMatch = {
@@ -611,11 +613,11 @@ export type MapAnswer = {
 };
 
 export type MapEdge = {
-  /** The Memory the edge starts at. */
+  /** The Memory the edge starts at (a `deployment:<name>` node for a `member` edge). */
   from: string;
   /** The node it reaches. */
   to: string;
-  kind: "attachment" | "default" | "provenance";
+  kind: "attachment" | "default" | "provenance" | "member";
   mode?: ("readwrite" | "readonly") | null;
   read_first?: boolean | null;
 };
@@ -1294,7 +1296,7 @@ export type WorkspaceView = {
 
 export type Error = {
   error: {
-    code: "already_exists" | "conversation_archived" | "execution_expired" | "execution_stopped" | "idempotency_conflict" | "idempotency_in_progress" | "internal_error" | "memory_content_invalid" | "memory_content_missing" | "memory_description_invalid" | "memory_document_too_large" | "memory_edit_ambiguous" | "memory_edit_not_found" | "memory_full" | "memory_leased" | "memory_name_invalid" | "memory_name_taken" | "memory_not_found" | "memory_overridden" | "memory_path_invalid" | "memory_pii_blocked" | "memory_quarantined" | "memory_read_only" | "memory_reserved_prefix" | "memory_scope_unavailable" | "memory_source_unavailable" | "memory_version_current" | "memory_version_not_found" | "memory_version_redacted" | "merge_conflict" | "not_authenticated" | "not_authorized" | "not_found" | "parameter_invalid" | "parameter_missing" | "rate_limited" | "skill_description_required" | "skill_name_invalid" | "skill_scope_unavailable" | "stale_object" | "storage_busy" | "storage_unavailable" | "store_entry_not_found" | "store_entry_too_large" | "store_full" | "validation_failed";
+    code: "already_exists" | "conversation_archived" | "execution_expired" | "execution_stopped" | "idempotency_conflict" | "idempotency_in_progress" | "internal_error" | "memory_content_corrupt" | "memory_content_invalid" | "memory_content_missing" | "memory_description_invalid" | "memory_document_too_large" | "memory_edit_ambiguous" | "memory_edit_not_found" | "memory_full" | "memory_leased" | "memory_name_invalid" | "memory_name_taken" | "memory_not_found" | "memory_overridden" | "memory_path_invalid" | "memory_pii_blocked" | "memory_quarantined" | "memory_read_only" | "memory_reserved_prefix" | "memory_scope_unavailable" | "memory_source_unavailable" | "memory_version_current" | "memory_version_not_found" | "memory_version_redacted" | "merge_conflict" | "not_authenticated" | "not_authorized" | "not_found" | "parameter_invalid" | "parameter_missing" | "rate_limited" | "skill_description_required" | "skill_name_invalid" | "skill_scope_unavailable" | "stale_object" | "storage_busy" | "storage_unavailable" | "store_entry_not_found" | "store_entry_too_large" | "store_full" | "validation_failed";
     message: string;
     details?: Record<string, unknown>;
   };

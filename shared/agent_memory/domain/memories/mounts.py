@@ -24,6 +24,7 @@ from agent_memory.core.model import Anchor, Execution, Located, Mount, MountMode
 from agent_memory.core.paths import (
     FILES_ROOT,
     MemoryPath,
+    lookalike,
     parse_document_path,
     parse_file_path,
     parse_prefix,
@@ -69,6 +70,9 @@ def check_mount_path(value: Any, where: str) -> str:
     for seg in segments:
         if seg in ("", ".", ".."):
             raise _fail(f"{where} is not normalised: no empty, '.' or '..' segment, and no trailing '/'.")
+        why = lookalike(seg)
+        if why is not None:
+            raise ApiError("memory_path_invalid", f"{where} {value[:200]!r} is not a valid mount path: {why}.")
         if not _SEGMENT.match(seg) or seg != seg.strip():
             raise _fail(f"{where} has a segment {seg[:40]!r} with characters a mount path cannot hold.")
     if value == WORKSPACE:
@@ -274,6 +278,7 @@ def _planned(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) ->
             loaded=ctx.loaded,
             execution_public_id=ctx.execution_public_id,
             stops=ctx.stops,
+            files_under=mount.path,
         )
         mp = MemoryPath(FILES_ROOT, rest, plain=True) if folder else parse_file_path(rest)
         refs = [Ref.memory(anchor.owner_id), *([] if folder else [Ref.document(anchor, mp.rest)])]

@@ -43,7 +43,7 @@ from agent_memory.core.model import (
 from agent_memory.core.paths import FILES_ROOT, MemoryPath, parse_file_path, prefix_matches
 from agent_memory.core.ports import MemoriesStore, Ref
 from agent_memory.core.resolver import MemoryDoor, Resolver
-from agent_memory.domain.memory.history import HistoryService
+from agent_memory.domain.memory.history import HistoryService, version_text
 from agent_memory.domain.memory.service import MemoryService, check_content
 
 if TYPE_CHECKING:
@@ -413,6 +413,9 @@ class MemoriesService:
                 f"Version {lock_version} of {source.logical!r} contains personal data ({', '.join(record.pii)}), "
                 "so it cannot be promoted into a Memory others read: rewrite or redact it first.",
             )
+        # No bytes move, but they are checked once (one GET unless cached): bytes that fail the hash their
+        # version recorded are never handed to a Memory others read (memory_content_corrupt).
+        version_text(source_ctx, source.logical, record)
         target = file_path or parse_file_path(source.rest.rsplit("/", 1)[-1])
         author = Author(principal.kind, principal.public_id, principal.name)
         src = source_ctx.source(source)
@@ -544,8 +547,11 @@ class MemoriesService:
     # ---- agents -------------------------------------------------------------------------------------------
 
     def agent(self, presented: PresentedToken | None, agent_id: str) -> Agent:
+        """An agent as the caller may see it: its attachments to Memories the caller does not reach are left
+        out, as `GET /memories/{id}` would answer 404 for them."""
         principal, got = self.resolver.first_round(presented, [Ref.agent(agent_id)])
-        return access.may_see_agent(principal, got[Ref.agent(agent_id)])
+        agent = access.may_see_agent(principal, got[Ref.agent(agent_id)])
+        return self._as_seen(principal, agent)
 
     def update_agent(self, presented: PresentedToken | None, agent_id: str, change: AgentPatch) -> Agent:
         principal, got = self.resolver.first_round(presented, [Ref.agent(agent_id)])
@@ -555,8 +561,16 @@ class MemoriesService:
         if change.deployment_given:
             deployment = change.deployment
         attached = agent.memories
+        shown: tuple[Attachment, ...] | None = None
         if change.memories is not None:
-            attached = tuple(self._checked_attachments(principal, agent, change.memories))
+            wanted = self._checked_attachments(principal, agent, change.memories)
+            # What the caller cannot see it cannot detach either: a replaced list keeps the attachments to
+            # Memories hidden from the caller (someone who reaches them set them, and may remove them).
+            visible = self._reachable(principal, self._attached_rows(agent))
+            named = {a.memory_id for a in wanted}
+            kept = [a for a in agent.memories if a.memory_id not in visible and a.memory_id not in named]
+            attached = tuple(wanted + kept)
+            shown = tuple(wanted)  # every one checked reachable just now: the answer needs no other read
         before = {a.memory_id for a in agent.memories}
         after_ids = {a.memory_id for a in attached}
         added = [a.memory_id for a in attached if a.memory_id not in before]
@@ -565,60 +579,86 @@ class MemoriesService:
             agent, memories=attached, deployment=deployment, memories_revision=agent.memories_revision + 1
         )
         self._spend(principal)
-        idempotency.settle(updated)
+        answer = self._as_seen(principal, updated) if shown is None else replace(updated, memories=shown)
+        idempotency.settle(answer)
         self.store.replace_attachments(agent, attached, added, removed, deployment)
-        return updated
+        return answer
+
+    def _attached_rows(self, agent: Agent) -> list[OrgMemory]:
+        rows = self.store.get_many([Ref.memory(a.memory_id) for a in agent.memories])
+        return [m for m in rows.values() if m is not None]
+
+    def _reachable(self, principal: Principal, memories: list[OrgMemory]) -> set[str]:
+        """The ids of `memories` the caller reaches, by the rule `GET /memories/{id}` answers with."""
+        ctx = Context(self.store, principal, "memory", {})
+        return {
+            m.memory_id
+            for m in memories
+            if m.account_id == principal.account_id and self.resolver.memory_reach(ctx, m) is not None
+        }
+
+    def _as_seen(self, principal: Principal, agent: Agent) -> Agent:
+        """The agent with only the attachments the caller may know of."""
+        if not agent.memories:
+            return agent
+        seen = self._reachable(principal, self._attached_rows(agent))
+        return replace(agent, memories=tuple(a for a in agent.memories if a.memory_id in seen))
 
     def _checked_attachments(self, principal: Principal, agent: Agent, wanted: list[Attachment]) -> list[Attachment]:
-        """The list a steward sends, each Memory visible to the attacher (a program attaching itself
-        attaches with its steward's access) and, for readwrite, writable by it."""
+        """The list the caller sends, each Memory one the caller already reaches, as far as it reaches it
+        (`access.may_grant`): a person by their own access, a program setting its own list by its own
+        attachments and defaults (so it grants itself nothing)."""
         ids = [a.memory_id for a in wanted]
-        subject = principal
+        ctx = Context(self.store, principal, "memory", {})
         if principal.kind == "agent":
-            subject = Principal("human", agent.steward_id, agent.account_id)
-        ctx = Context(self.store, subject, "memory", {})
+            # The agent's row as it stands before this change: its reach is what it already has.
+            ctx.loaded[Ref.agent(agent.public_id)] = agent
         ctx.fetch([Ref.memory(m) for m in ids])
         for index, a in enumerate(wanted):
+            where = f"agent.memories[{index}]"
             mem: OrgMemory | None = ctx.loaded.get(Ref.memory(a.memory_id))
             reach = None
             if mem is not None and mem.account_id == principal.account_id:
                 reach = self.resolver.memory_reach(ctx, mem)
-            if mem is None or reach is None:
-                raise ApiError(
-                    "validation_failed", f"agent.memories[{index}]: no Memory {a.memory_id} is visible to you."
-                )
+            access.may_grant(principal, reach, a.mode, where, a.memory_id, mem.name if mem is not None else "")
+            if mem is None:  # refused by may_grant already (no reach); said again for the type checker
+                continue
             already = any(b.memory_id == a.memory_id for b in agent.memories)
             if mem.archived and not already:
                 raise ApiError(
                     "validation_failed",
-                    f"agent.memories[{index}]: Memory {mem.name!r} is archived: it cannot be newly attached.",
+                    f"{where}: Memory {mem.name!r} is archived: it cannot be newly attached.",
                 )
-            if a.mode == "readwrite":
-                access.grants_write(reach.standing, f"agent.memories[{index}]", "a readwrite attachment", mem.name)
         return wanted
 
     def effective(self, presented: PresentedToken | None, agent_id: str) -> list[Effective]:
+        """The agent's Memories that the caller itself reaches (the others are not the caller's to know of)."""
         principal, got = self.resolver.first_round(presented, [Ref.agent(agent_id)])
         agent = access.may_see_agent(principal, got[Ref.agent(agent_id)])
-        return self.effective_of(agent)
+        pairs = self._effective_pairs(agent)
+        seen = self._reachable(principal, [m for m, _ in pairs])
+        return [e for m, e in pairs if m.memory_id in seen]
 
     def effective_of(self, agent: Agent) -> list[Effective]:
         """The Memories an agent has: its attachments, then the tenant defaults that reach it and that no
         attachment overrides. A git-synced Memory is read-only however it is attached."""
+        return [e for _, e in self._effective_pairs(agent)]
+
+    def _effective_pairs(self, agent: Agent) -> list[tuple[OrgMemory, Effective]]:
         defaults = self.store.memory_defaults(agent.account_id)
         ids = [a.memory_id for a in agent.memories] + [mid for mid, _, _ in defaults]
         rows = self.store.get_many([Ref.memory(m) for m in ids])
-        out: list[Effective] = []
+        out: list[tuple[OrgMemory, Effective]] = []
         for a in agent.memories:
             mem = rows.get(Ref.memory(a.memory_id))
             if mem is not None:
-                out.append(_effective(mem, a.mode, a.read_first, "attachment"))
+                out.append((mem, _effective(mem, a.mode, a.read_first, "attachment")))
         attached = {a.memory_id for a in agent.memories}
         for mid, _, d in defaults:
             mem = rows.get(Ref.memory(mid))
             if mid in attached or mem is None or not d.reaches(agent):
                 continue
-            out.append(_effective(mem, d.mode, d.read_first, "default"))
+            out.append((mem, _effective(mem, d.mode, d.read_first, "default")))
         return out
 
     # ---- the map --------------------------------------------------------------------------------------------
@@ -670,6 +710,14 @@ class MemoriesService:
             edges.append(
                 {"from": m.memory_id, "to": target, "kind": "default", "mode": d.mode, "read_first": d.read_first}
             )
+        # A deployment default reaches agents no attachment names: each is drawn, joined to its deployment's
+        # node by a `member` edge, so an agent that only a default reaches is on the map too.
+        deployments = {t.removeprefix("deployment:") for t in targets if t != "all_agents"}
+        if deployments:
+            for agent_id, name, deployment in self.store.account_agents(principal.account_id):
+                if deployment in deployments:
+                    agents.setdefault(agent_id, name)
+                    edges.append({"from": f"deployment:{deployment}", "to": agent_id, "kind": "member"})
         for m in memories:
             p = m.promoted_from
             if p is not None and p.memory_id is not None and p.memory_id in visible:

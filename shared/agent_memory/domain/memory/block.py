@@ -35,7 +35,9 @@ from the store: one Query per bound anchor in parallel, then only the included c
 and cached by their immutable keys, so an omitted document's body is never fetched.
 
 A document whose content object is missing from storage (swept too early, deleted by hand) is planned
-out and named in a last, uncharged `<omitted reason="content_missing">` index; the rest still render.
+out and named in a last, uncharged `<omitted reason="content_missing">` index; the rest still render. One
+whose bytes no longer hash to what its version recorded (edited, truncated or swapped behind the service)
+is planned out the same way and named under `<omitted reason="content_corrupt">`.
 A document whose current version is quarantined (it resembles prompt injection and awaits review) is
 never rendered: it is named in an uncharged `<omitted reason="quarantined">` index.
 
@@ -67,7 +69,7 @@ from html import escape
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core.context import Context
-from agent_memory.core.model import Anchor, Document, Execution, Mount, MountMode, OrgMemory
+from agent_memory.core.model import Anchor, Document, Execution, Held, Mount, MountMode, OrgMemory
 from agent_memory.core.ports import Ref
 
 DEFAULT_BUDGET_BYTES = 16 * 1024
@@ -88,6 +90,8 @@ class Entry:
     lock_version: int = 0
     content_key: str = ""
     pii: tuple[str, ...] = ()
+    # The hash its version recorded: the store checks the fetched bytes against it.
+    sha256: str = ""
     # A file of a read_first mount (its path absolute): rendered in the memories section.
     mounted: bool = False
 
@@ -112,6 +116,8 @@ class Plan:
     missing: tuple[Entry, ...] = ()
     # Documents whose current version awaits review (or was rejected): never rendered, only named.
     quarantined: tuple[Entry, ...] = ()
+    # Documents whose bytes no longer match their recorded hash: never rendered, named in the block.
+    corrupt: tuple[Entry, ...] = ()
 
 
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
@@ -193,7 +199,7 @@ def _on_demand(m: OnDemand) -> str:
 def render(p: Plan, contents: Mapping[str, str], memories: Sequence[OnDemand] = ()) -> str:
     """The block's text; `contents` maps each included entry's content_key to its text, and `memories`
     are the mounted Memories named for the model to open on demand (an execution's block only)."""
-    if not p.included and not p.omitted and not p.missing and not p.quarantined and not memories:
+    if not p.included and not p.omitted and not p.missing and not p.quarantined and not p.corrupt and not memories:
         return ""
     texts = [contents[entry.content_key] for entry in p.included]
     token = boundary(texts)
@@ -214,6 +220,7 @@ def render(p: Plan, contents: Mapping[str, str], memories: Sequence[OnDemand] = 
     parts += _index("byte_budget", p.omitted)
     # Named like the budget's index, and like it not charged: the model should know these exist.
     parts += _index("content_missing", p.missing)
+    parts += _index("content_corrupt", p.corrupt)
     parts += _index("quarantined", p.quarantined)
     parts.append("</memory_block>\n")
     return "".join(parts)
@@ -232,7 +239,17 @@ def _anchors(ctx: Context) -> dict[Anchor, str]:
 
 
 def _entry(path: str, doc: Document, *, mounted: bool = False) -> Entry:
-    return Entry(path, doc.bytesize, doc.written_at, doc.public_id, doc.lock_version, doc.content_key, doc.pii, mounted)
+    return Entry(
+        path,
+        doc.bytesize,
+        doc.written_at,
+        doc.public_id,
+        doc.lock_version,
+        doc.content_key,
+        doc.pii,
+        doc.sha256,
+        mounted,
+    )
 
 
 def _split(rows: Iterable[tuple[str, Document]], *, mounted: bool = False) -> tuple[list[Entry], list[Entry]]:
@@ -341,17 +358,26 @@ class BlockService:
 
 
 def _settled(ctx: Context, ordered: list[Entry], budget_bytes: int) -> tuple[Plan, Mapping[str, str]]:
-    """The walk of `ordered` and the included contents, planned again without any whose object is missing."""
+    """The walk of `ordered` and the included contents, planned again without any whose object is missing
+    or whose bytes fail their recorded hash (the store checks each; those are named, never rendered)."""
     missing: list[Entry] = []
+    corrupt: list[Entry] = []
     while True:
         p = walk(ordered, budget_bytes)
-        contents = ctx.store.read_contents([e.content_key for e in p.included])
-        gone = [e for e in p.included if e.content_key not in contents]
-        if not gone:
+        read = ctx.store.read_contents([_held(e) for e in p.included])
+        contents = read.texts
+        bad = [e for e in p.included if e.content_key in read.corrupt]
+        gone = [e for e in p.included if e.content_key not in contents and e.content_key not in read.corrupt]
+        if not gone and not bad:
             break
-        # A document whose content object is missing breaks only itself: plan again without it, so the
-        # budget it would have used goes to the next documents and the byte accounting stays exact.
+        # A document whose content object is missing or corrupt breaks only itself: plan again without it,
+        # so the budget it would have used goes to the next documents and the byte accounting stays exact.
         # Each round drops at least one entry; the contents already read are cached.
         missing += gone
-        ordered = [e for e in ordered if e not in gone]
-    return replace(p, missing=tuple(missing)), contents
+        corrupt += bad
+        ordered = [e for e in ordered if e not in gone and e not in bad]
+    return replace(p, missing=tuple(missing), corrupt=tuple(corrupt)), contents
+
+
+def _held(e: Entry) -> Held:
+    return Held(e.content_key, e.sha256, e.path, e.lock_version)

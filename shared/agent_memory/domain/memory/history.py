@@ -118,8 +118,7 @@ class HistoryService:
         record = self._version(ctx, mp, lock_version)
         if record.content_key is None:
             return ShownVersion(mp.logical, record, None)
-        text = content_of(ctx, mp.logical, _as_document(record))
-        return ShownVersion(mp.logical, record, text)
+        return ShownVersion(mp.logical, record, version_text(ctx, mp.logical, record))
 
     # ---- changes ----------------------------------------------------------------------------------
 
@@ -140,8 +139,8 @@ class HistoryService:
         record = self._record(ctx, src, doc, lock_version)
         if record.content_key is None:
             raise version_redacted(lock_version)
-        # The answer shows the restored text: fetched while the commit is in flight.
-        pending = ctx.store.fetch_contents([record.content_key])[record.content_key]
+        # The answer shows the restored text: fetched while the change is built.
+        pending = ctx.store.fetch_contents([_as_document(record).held(mp.logical)])[record.content_key]
         restored = Document(
             doc.anchor,
             doc.rest,
@@ -171,14 +170,18 @@ class HistoryService:
             requires=VersionCheck(doc.anchor, doc.rest, doc.public_id, lock_version),
             rolled_back_from=lock_version,
         )
+        # Awaited before the commit: bytes that fail their recorded hash (memory_content_corrupt, raised
+        # here) are never made the current version. A missing object (None) is left to the commit, whose
+        # check on the source record refuses a rollback that a redaction beat.
+        text = pending.result()
         if idempotency.active():
             # A keyed request records its answer in the commit, so the restored text is needed first.
-            answer = self._restored(ctx, mp, restored, pending.result())
+            answer = self._restored(ctx, mp, restored, text)
             idempotency.settle(answer)
             ctx.store.commit(change)
             return answer
         ctx.store.commit(change)
-        return self._restored(ctx, mp, restored, pending.result())
+        return self._restored(ctx, mp, restored, text)
 
     def _restored(self, ctx: Context, mp: MemoryPath, restored: Document, text: str | None) -> Located:
         return Located(mp.logical, restored, text if text is not None else content_of(ctx, mp.logical, restored))
@@ -355,7 +358,7 @@ class HistoryService:
                 f"Version {lock_version} of {source.logical!r} contains personal data ({', '.join(record.pii)}), "
                 "so it cannot be promoted into the workspace's shared memory: rewrite or redact it first.",
             )
-        text = content_of(source_ctx, source.logical, _as_document(record))
+        text = version_text(source_ctx, source.logical, record)
         refuse_override(target_ctx, target)
         dst = may_change(target_ctx, target)
         current = target_ctx.document(dst, target.rest)
@@ -399,6 +402,11 @@ def _appended(current: str, text: str, origin: PromotedFrom, record: Version, by
         f"{origin.anchor_public_id}, version {origin.lock_version} by {written} ({record.written_at}).\n\n"
     )
     return head + gap + provenance + text + ("" if text.endswith("\n") else "\n")
+
+
+def version_text(ctx: Context, path: str, v: Version) -> str:
+    """An unredacted version's text, checked against the hash it recorded (memory_content_corrupt)."""
+    return content_of(ctx, path, _as_document(v))
 
 
 def _as_document(v: Version) -> Document:

@@ -24,6 +24,7 @@ from agent_memory.core.model import (
     DocumentChange,
     GrepMatch,
     GrepResult,
+    GrepTruncation,
     Located,
     Operation,
     Quarantine,
@@ -215,19 +216,30 @@ class MemoryService:
         ]
         searched = _within_budget(rows)
         # Fetched in parallel, each once; matching starts on the first document while the rest arrive.
-        pending = ctx.store.fetch_contents([row.document.content_key for row in searched])
+        pending = ctx.store.fetch_contents([row.document.held(row.path) for row in searched])
         matches: list[GrepMatch] = []
         unreadable: list[str] = []
+        corrupt: list[str] = []
+
+        def ended(reason: GrepTruncation | None) -> GrepResult:
+            return GrepResult(matches, reason, tuple(unreadable), tuple(corrupt))
+
         try:
             for row in searched:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return GrepResult(matches, "deadline", tuple(unreadable))
+                    return ended("deadline")
                 try:
                     # Not popped: a fork's rows share their parent's content keys, so two rows may name one.
                     text = pending[row.document.content_key].result(timeout=remaining)
                 except TimeoutError:
-                    return GrepResult(matches, "deadline", tuple(unreadable))
+                    return ended("deadline")
+                except ApiError as exc:
+                    if exc.code != "memory_content_corrupt":
+                        raise
+                    # Bytes that fail their recorded hash are never searched: skipped and named, as missing.
+                    corrupt.append(row.path)
+                    continue
                 if text is None:
                     # A document whose content object is missing is skipped and named, not a failed search.
                     unreadable.append(row.path)
@@ -244,16 +256,16 @@ class MemoryService:
                             compiled = compiled or compile_pattern(pattern, ignore_case)
                             hit = compiled.search(line, timeout=remaining) is not None
                         except TimeoutError:
-                            return GrepResult(matches, "deadline", tuple(unreadable))
+                            return ended("deadline")
                     if not hit:
                         continue
                     if len(matches) == limit:
-                        return GrepResult(matches, "limit", tuple(unreadable))
+                        return ended("limit")
                     matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
         finally:
             for future in pending.values():
                 future.cancel()  # what the walk never reached need not be fetched
-        return GrepResult(matches, "byte_budget" if len(searched) < len(rows) else None, tuple(unreadable))
+        return ended("byte_budget" if len(searched) < len(rows) else None)
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -482,9 +494,11 @@ def _refuse_known_stale(ctx: Context, src: Source, mp: MemoryPath, expected: tup
 
 
 def content_of(ctx: Context, path: str, doc: Document) -> str:
-    """A document's text; a missing content object is named with its path (this document only is broken)."""
+    """A document's text, checked against its recorded hash by the store (memory_content_corrupt names the
+    path and version); a missing content object is named with its path (this document only is broken)."""
+    path = ctx.shown(path)
     try:
-        return ctx.store.read_content(doc.content_key)
+        return ctx.store.read_content(doc.held(path))
     except ApiError as exc:
         if exc.code != "memory_content_missing":
             raise

@@ -102,4 +102,4 @@ class SkillService:
         if skill.document.hidden_from_models:
             # Refused before its text is fetched: loading a skill is how a model reads it.
             raise quarantined(skill.path)
-        return Skill(skill.name, skill.path, skill.document, ctx.store.read_content(skill.document.content_key))
+        return Skill(skill.name, skill.path, skill.document, ctx.store.read_content(skill.document.held(skill.path)))
