@@ -49,6 +49,7 @@ BY_ID: dict[str, dict[str, Any] | None] = {
     "memory_file_version_show": {"file": {"path": "notes.md", "lock_version": 0}},
     "memory_file_rollback": {"file": {"path": "notes.md", "lock_version": 0, **PAIR}},
     "memory_file_lease": {"file": {"path": "notes.md", "seconds": 30}},
+    "memory_file_version_redact": {"file": {"path": "notes.md", "lock_version": 0, **PAIR}},
 }
 # Routes that name a Memory without an id in their path (in a body, or in what they list): each has its
 # own test below.

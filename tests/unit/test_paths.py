@@ -62,6 +62,14 @@ def nfc(text: str) -> str:
 SKILL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
+# The grammar's dot, slash and backslash look-alikes that NFKC leaves as they are, restated from the rule's text.
+LOOKS_LIKE_A_SEPARATOR = set(
+    "\u0660\u06d4\u06f0\u0701\u0702\u2e3c\ua4f8\U00010a50"
+    "\u0337\u0338\u1735\u2044\u2215\u2571\u27cb\u29f8\u3033"
+    "\u20e5\u2216\u2572\u27cd\u29f5\u29f9"
+)
+
+
 def verdict(path: str) -> str | None:
     """None when the path is in the grammar, else the code its refusal must carry.
 
@@ -78,7 +86,10 @@ def verdict(path: str) -> str | None:
         name = rest[len("skills/") :]
         return None if len(name) <= 64 and SKILL.fullmatch(name) else "skill_name_invalid"
     clean = all(
-        seg not in ("", ".", "..") and seg == seg.strip() and not any(bad_char(c) for c in seg)
+        seg not in ("", ".", "..")
+        and seg == seg.strip()
+        and not any(bad_char(c) or c in LOOKS_LIKE_A_SEPARATOR for c in seg)
+        and unicodedata.normalize("NFKC", seg) == seg
         for seg in rest.split("/")
     )
     return None if clean else "memory_path_invalid"
