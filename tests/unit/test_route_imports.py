@@ -38,6 +38,7 @@ CORE = frozenset(
         "agent_memory.render.views",
         "agent_memory.edges.http.glue",
         "agent_memory.edges.http.handlers",
+        "agent_memory.edges.snapstart",
         "agent_memory.edges.http.lambda_entry",
         "agent_memory.edges.services",
     }
