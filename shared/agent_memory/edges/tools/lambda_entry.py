@@ -19,8 +19,7 @@ from agent_memory.api.errors import ApiError
 from agent_memory.core import observability
 from agent_memory.core.idempotency import Answer, UnitOfWork, check_key, fingerprint, judge, unit_of_work
 from agent_memory.core.ids import PresentedToken, parse_token
-from agent_memory.edges import services
-from agent_memory.edges import snapstart
+from agent_memory.edges import services, snapstart
 from agent_memory.render import views
 
 # Everything an event may carry; anything else is a mistake its sender should hear about.
