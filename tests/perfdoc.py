@@ -350,6 +350,7 @@ def _cold(data: dict[str, Any]) -> list[str]:
             ),
         )
         out.append("")
+    out += _snapstart()
     first = data.get("first_calls") or []
     if first:
         out += [
@@ -376,6 +377,43 @@ def _cold(data: dict[str, Any]) -> list[str]:
             "llrrrrr",
         )
     return out
+
+
+def _snapstart_functions() -> tuple[int, int]:
+    """(functions with SnapStart, functions) in template.yaml."""
+    sys.path.insert(0, str(ROOT / "shared"))
+    from agent_memory_sdk.local.template import load_template
+
+    doc = load_template(ROOT / "template.yaml")
+    functions = [r for r in doc["Resources"].values() if r.get("Type") == "AWS::Serverless::Function"]
+    snap = [r for r in functions if (r.get("Properties") or {}).get("SnapStart")]
+    return len(snap), len(functions)
+
+
+def _snapstart() -> list[str]:
+    snap, total = _snapstart_functions()
+    return [
+        "### What SnapStart changes in AWS",
+        "",
+        f"{snap} of the {total} functions, the routes an agent calls while it works (its memory, records, store",
+        "entries and skills), run with Lambda SnapStart (template.yaml: `SnapStart: ApplyOn: PublishedVersions`;",
+        "the HTTP API calls the `live` alias SAM publishes). Lambda runs their init once per published version:",
+        "`import app`, then the before-snapshot hook (`shared/agent_memory/edges/snapstart.py`) builds what a first",
+        "request would (the route's request models, the resolver and store, both boto3 clients, the logger and",
+        "metrics), and snapshots the memory. A new environment restores that snapshot and runs the after-restore",
+        "hook (re-seeds `random`, restarts the id sequence, builds new clients on the already parsed service",
+        "models: no pool or credentials shared between environments). So in the latency model a cold request of",
+        "a SnapStart function is the restore, the hook and the verb's warm prediction below plus one new",
+        "connection per service it calls; the *import* and *first* columns above (boto3, clients, models) move",
+        "out of the request into the version's publication. AWS publishes no restore figure: it is the REPORT",
+        "line's Restore Duration, to be read from CloudWatch after a deploy. An on-demand function's cold request",
+        "is still its whole init, these columns stretched by its share of a core (512 MB: 0.29), then its first",
+        "call. SnapStart for Python bills each published version's cached snapshot and each restore",
+        "(https://aws.amazon.com/lambda/pricing/), not modelled in the cost table below. The other functions",
+        "(directory, Memory administration, executions) start on demand: each SnapStart function adds a Version",
+        "and an Alias to the stack, two resources against CloudFormation's 500 (docs/decisions.md, issue 27).",
+        "",
+    ]
 
 
 def _worst(data: dict[str, Any]) -> list[str]:
@@ -482,7 +520,8 @@ def _latency(rows: list[dict[str, Any]]) -> list[str]:
         "for the tail) stretched by the function's share of a core, plus the verb's request graph above with each",
         "request drawn from a lognormal fitted to the figures below (parallel requests wait for the slowest; steps",
         f"add up; {MODEL_DRAWS} seeded draws). Not modelled: API Gateway's own overhead and Lambda's invoke",
-        "overhead (AWS publishes no figure for either), retries, throttling, and cold starts (measured above).",
+        "overhead (AWS publishes no figure for either), retries, throttling, and cold starts (measured above;",
+        'with SnapStart, a restore instead: see "What SnapStart changes in AWS").',
         "",
     ]
     seen: dict[str, list[str]] = {}
@@ -764,7 +803,7 @@ def problems(data: dict[str, Any], page: str) -> list[str]:
         found.append(f"{CHART.relative_to(ROOT)} differs from what {DATA.relative_to(ROOT)} draws")
     for path, svg in charts(data).items():
         if not path.exists() or path.read_text() != svg:
-            found.append(f"{path.relative_to(ROOT)} differs from what {DATA.relative_to(ROOT)} draws")
+            found.append(f"docs/{path.parent.name}/{path.name} differs from what {DATA.relative_to(ROOT)} draws")
     from . import bench
 
     expected = set()
