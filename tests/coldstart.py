@@ -26,7 +26,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ROOT / "functions"
-RUNS = 7
 
 
 def _env() -> dict[str, str]:
