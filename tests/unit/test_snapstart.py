@@ -125,6 +125,13 @@ def test_without_the_hook_restored_environments_would_share_a_random_stream() ->
     assert one["same_clients"] == {"dynamodb": True, "s3": True}
 
 
+def test_each_handler_modules_warm_up_imports_the_request_models_it_validates_with() -> None:
+    # Given the skills route (handler module `conversation`, whose models live in requests/memory.py),
+    out = _run("hooks", "conversation_skills_list")
+    # Then its warm-up built them too.
+    assert "agent_memory.edges.requests.memory" in out["loaded"]
+
+
 def test_outside_snapstart_the_entry_registers_nothing() -> None:
     # Given an ordinary (on-demand) init, Then importing a route registers no hook and builds no client.
     env = {**os.environ, "PYTHONPATH": str(ROOT / "shared")}

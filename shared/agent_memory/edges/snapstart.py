@@ -29,6 +29,8 @@ import random
 from typing import Any
 
 SNAP_START = "snap-start"
+# The request-model module a handler module validates with, where the names differ.
+REQUEST_MODELS = {"conversation": "memory", "history": "memory", "entries": "conversations"}
 
 
 def register(module: str) -> bool:
@@ -52,7 +54,7 @@ def before_snapshot(module: str) -> dict[str, Any]:
     from agent_memory.edges import services
     from agent_memory.store.clients import ddb_client, s3_client
 
-    requests = f"agent_memory.edges.requests.{module}"
+    requests = f"agent_memory.edges.requests.{REQUEST_MODELS.get(module, module)}"
     if importlib.util.find_spec(requests) is not None:
         importlib.import_module(requests)  # pydantic and the route's request models
     made = {
