@@ -82,6 +82,8 @@ Globals:
         POWERTOOLS_SERVICE_NAME: agent-memory
         AGENT_MEMORY_VERSIONS_KEPT: !Ref VersionsKept
         POWERTOOLS_LOG_LEVEL: INFO
+        # No pydantic plugins are installed: skip the scan of every package's entry points on the first model.
+        PYDANTIC_DISABLE_PLUGINS: __all__
 
 Resources:
   HttpApi:
@@ -304,12 +306,30 @@ def function_block(route: Route) -> str:
         block += """      Timeout: 15
       MemorySize: 1769
 """
+    if snapstart(route):
+        # SnapStart restores a snapshot taken after init (edges/snapstart.py warms the route first); it
+        # applies to published versions only, so the API calls the alias SAM publishes on every deploy.
+        block += """      AutoPublishAlias: live
+      SnapStart:
+        ApplyOn: PublishedVersions
+"""
     if route.access == "operator":
         block += """      Environment:
         Variables:
           OPERATOR_KEY_PARAMETER: !Ref OperatorKeyParameterName
 """
     return block
+
+
+# SnapStart for the routes an agent calls while it works (its memory, records, store entries, skills):
+# each adds a published Version and an Alias to the stack (two resources a function, against
+# CloudFormation's 500), so the directory, Memory-admin and execution routes, rarer and already in the
+# stack budget's margin, start as on-demand functions (docs/decisions.md, "Issue 27").
+SNAPSTART_MODULES = frozenset({"memory", "records", "entries", "conversation"})
+
+
+def snapstart(route: Route) -> bool:
+    return route is not UNKNOWN_ROUTE and route.handler.partition(":")[0] in SNAPSTART_MODULES
 
 
 # The routes that read a Git repository (a git-synced Memory's creation and its sync).

@@ -20,7 +20,15 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     artifacts = tmp_path_factory.mktemp("layer")
     # Run from elsewhere, as SAM runs it from a scratch copy: the Makefile must find its sources itself.
     done = subprocess.run(
-        ["make", "-s", "-f", str(SHARED / "Makefile"), "build-SharedLayer", "INSTALL_REQUIREMENTS=0"],
+        [
+            "make",
+            "-s",
+            "-f",
+            str(SHARED / "Makefile"),
+            "build-SharedLayer",
+            "INSTALL_REQUIREMENTS=0",
+            f"PYTHON={sys.executable}",
+        ],
         cwd=artifacts,
         env={**os.environ, "ARTIFACTS_DIR": str(artifacts)},
         capture_output=True,
@@ -31,11 +39,26 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_layer_is_the_server_package_alone(layer: Path) -> None:
-    # Given the built layer, Then it holds agent_memory only: no client, local server, MCP relay or bytecode.
+    # Given the built layer, Then it holds agent_memory only: no client, local server or MCP relay,
     assert [p.name for p in layer.iterdir()] == ["agent_memory"]
     assert not list(layer.rglob("mcp_server.py"))
     assert not list(layer.rglob("gateway.py"))
-    assert not list(layer.rglob("__pycache__"))
+    assert not list(layer.rglob("gateway.*.pyc"))
+
+
+def test_the_layer_ships_bytecode_of_the_runtime_interpreter(layer: Path) -> None:
+    # Given the layer built with the runtime's interpreter (here: this one), Then every module has its
+    # bytecode for that interpreter, compiled from the shipped source and trusted without a file-time check
+    # (Lambda's /opt is read-only: without it every cold start compiles what it imports).
+    import importlib.util
+
+    tag = sys.implementation.cache_tag
+    for source in (layer / "agent_memory").rglob("*.py"):
+        compiled = Path(importlib.util.cache_from_source(str(source)))
+        assert compiled.exists(), source
+        flags = int.from_bytes(compiled.read_bytes()[4:8], "little")
+        assert flags == 0b01, f"{compiled}: not an unchecked-hash pyc"  # hash-based, check_source off
+    assert {p.name.split(".")[1] for p in layer.rglob("*.pyc")} == {tag}
 
 
 def test_the_layer_carries_every_server_module_unchanged(layer: Path) -> None:

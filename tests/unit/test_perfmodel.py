@@ -189,3 +189,32 @@ def test_the_request_graph_groups_parallel_calls_and_folds_a_pools_waves() -> No
     assert perfdoc.depth(graph) == 1 + 1 + 3 + 1
     # two reads one after the other stay two steps: nothing was sent in parallel
     assert len(request_graph([(0, 1, "dynamodb:BatchGetItem"), (2, 3, "dynamodb:BatchGetItem")])) == 2
+
+
+def test_the_charts_are_drawn_from_the_data_alone_and_checked_like_the_page(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the published data, its charts drawn twice are the same bytes (nothing but the data goes in),
+    data = json.loads(perfdoc.DATA.read_text())
+    drawn = perfdoc.charts(data)
+    assert {p.name for p in drawn} == {"latency.svg", "cost.svg", "load.svg", "coldstart.svg"}
+    assert perfdoc.charts(copy.deepcopy(data)) == drawn
+    # the committed files are those bytes, and the page links every one of them;
+    page = perfdoc.render(data)
+    for path, svg in drawn.items():
+        assert path.read_text() == svg
+        assert f"](perf/{path.name})" in page
+    # When a chart is edited, or a figure changes under it, Then the drift check names the chart.
+    monkeypatch.setattr(perfdoc, "CHART_DIR", tmp_path)
+    for path, svg in perfdoc.charts(data).items():
+        path.write_text(svg)
+    page = perfdoc.render(data)  # its links name the moved folder now
+    assert perfdoc.problems(data, page) == []
+    (tmp_path / "cost.svg").write_text(drawn[perfdoc.ROOT / "docs" / "perf" / "cost.svg"].replace("ours", "us"))
+    assert any("cost.svg differs" in p for p in perfdoc.problems(data, page))
+    slower = copy.deepcopy(data)
+    slower["cold_start"]["rows"][0]["process_ms"] += 100
+    (tmp_path / "cost.svg").write_text(perfdoc.charts(data)[tmp_path / "cost.svg"])
+    assert [p for p in perfdoc.problems(slower, perfdoc.render(slower)) if ".svg" in p] == [
+        f"docs/{tmp_path.name}/coldstart.svg differs from what docs/performance.json draws"
+    ]

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def settings() -> Settings:
-    # settings.py is a pydantic model: imported on the first request, not when the route's module loads.
+    # Read from the environment on the first request, not when the route's module loads.
     from agent_memory.core.settings import settings as read
 
     return read()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from agent_memory.core.settings import settings
-from agent_memory.store.clients import aws_clients
+from agent_memory.store.clients import aws_clients, reset_clients
 from agent_memory.store.content import CACHE, Content
 from agent_memory.store.directory import DirectoryWrites
 from agent_memory.store.entries import Entries
@@ -31,14 +31,13 @@ class DynamoStore(Reads, DirectoryWrites, Versions, Memories, Records, Entries, 
 
 @lru_cache(maxsize=1)
 def get_store() -> DynamoStore:
-    ddb, s3 = aws_clients()
     s = settings()
-    return DynamoStore(ddb, s3, s.table_name, s.bucket_name)
+    return DynamoStore(None, None, s.table_name, s.bucket_name)  # each client made when first used
 
 
 def reset_store() -> None:
     """Forget clients and settings (tests and the local gateway switch endpoints)."""
     get_store.cache_clear()
-    aws_clients.cache_clear()
+    reset_clients()
     settings.cache_clear()
     CACHE.clear()

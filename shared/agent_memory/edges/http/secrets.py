@@ -8,7 +8,7 @@ from functools import lru_cache
 @lru_cache(maxsize=1)
 def operator_key() -> str | None:
     """Read once per container; only create_account's role may read the parameter."""
-    from agent_memory.core.settings import settings  # pydantic: on the first request that asks, not at import
+    from agent_memory.core.settings import settings  # on the first request that asks, not at import
 
     s = settings()
     if s.operator_key:

@@ -44,7 +44,9 @@ M = TypeVar("M", bound=BaseModel)
 # Strict everywhere, and closed: a misspelled or misplaced field is a mistake the caller should hear about
 # (an ignored `answering_agent_id` would create a conversation with no agent and no error). The published
 # schemas say the same, as `additionalProperties: false`.
-STRICT = ConfigDict(strict=True, frozen=True, extra="forbid")
+# defer_build: a module defines a route family's models, and a request validates one of them; each
+# model's validator is built on its first use instead of at import (a cold start pays for its own).
+STRICT = ConfigDict(strict=True, frozen=True, extra="forbid", defer_build=True)
 
 
 class Body(BaseModel):

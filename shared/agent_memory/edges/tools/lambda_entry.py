@@ -28,7 +28,7 @@ from agent_memory.core.idempotency import (
     without_key,
 )
 from agent_memory.core.ids import PresentedToken, parse_token
-from agent_memory.edges import services
+from agent_memory.edges import services, snapstart
 from agent_memory.render import views
 
 # Everything an event may carry; anything else is a mistake its sender should hear about.
@@ -165,3 +165,7 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         tool=tool if isinstance(tool, str) else None,
     )
     return out
+
+
+# SnapStart: the tool models and the store's clients before the snapshot, fresh uniqueness after a restore.
+snapstart.register("tools")
