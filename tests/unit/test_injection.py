@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 import tomllib
@@ -434,7 +435,15 @@ def test_the_rule_file_ships_in_the_wheel_and_in_the_layer(tmp_path: Path) -> No
     assert "*.json" in config["tool"]["setuptools"]["package-data"]["agent_memory.domain.safety"]
     # and the layer, built the way SAM builds it (minus the pip step), carries it byte for byte.
     done = subprocess.run(
-        ["make", "-s", "-f", str(ROOT / "shared" / "Makefile"), "build-SharedLayer", "INSTALL_REQUIREMENTS=0"],
+        [
+            "make",
+            "-s",
+            "-f",
+            str(ROOT / "shared" / "Makefile"),
+            "build-SharedLayer",
+            "INSTALL_REQUIREMENTS=0",
+            f"PYTHON={sys.executable}",
+        ],
         cwd=tmp_path,
         env={**os.environ, "ARTIFACTS_DIR": str(tmp_path)},
         capture_output=True,
