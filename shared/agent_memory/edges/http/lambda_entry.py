@@ -76,6 +76,11 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
     try:
         req = to_request(route, event)
         ORIGIN.set(req.source_ip or None)
+        if route.needs_token and req.cookies and "authorization" not in req.headers:
+            # A browser's console session stands for the token it was opened with (edges/http/console.py).
+            from agent_memory.edges.http.console import cookie_caller
+
+            req.token = cookie_caller(req)
         if route.needs_token and req.token is None:
             # No or malformed credentials answer 401 before anything else is looked at.
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
