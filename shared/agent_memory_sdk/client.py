@@ -1454,6 +1454,11 @@ class MemoryFiles(_FileVerbs):
         file = {"path": path, "lock_version": lock_version, **expectation(expected)}
         return _dict(self._call("memory_file_rollback", file)["file"])
 
+    def redact(self, path: str, lock_version: int, expected: Expected) -> dict[str, Any]:
+        """Delete an earlier version's text for good (the file must still be at `expected`): the record."""
+        file = {"path": path, "lock_version": lock_version, **expectation(expected)}
+        return _dict(self._call("memory_file_version_redact", file)["version"])
+
     def lease(self, path: str, seconds: int) -> dict[str, Any]:
         return _dict(self._call("memory_file_lease", {"path": path, "seconds": seconds})["lease"])
 

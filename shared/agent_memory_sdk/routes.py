@@ -2385,6 +2385,30 @@ class Routes:
             ),
         )
 
+    def memory_file_version_redact(
+        self,
+        *,
+        memory_id: str,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """POST /memories/{memory_id}/files/versions/redact (200)
+
+        Delete the text of an earlier version of a Memory's file for good, if the file is still at the expected
+        version; the version's record stays.
+        """
+        return cast(
+            "dict[str, Any]",
+            self._client.call(
+                "memory_file_version_redact",
+                {"memory_id": memory_id},
+                body,
+                headers=headers,
+                read_only=read_only,
+            ),
+        )
+
     def memory_file_lease(
         self,
         *,

@@ -277,7 +277,7 @@ def _memory_file(verb: str) -> Case:
             body = {"path": "a.md", **_expect(pair)}
         elif verb == "lease":
             body = {"path": "a.md", "seconds": 60}
-        else:  # rollback
+        else:  # rollback, versions/redact: of the first version, under the second
             again = w.ok(
                 w.api.post(
                     f"/memories/{mem}/files", w.ada, {"file": {"path": "a.md", "content": "v1", **_expect(pair)}}
@@ -441,6 +441,7 @@ CASES: dict[str, Case] = {
     "delete_memory": lambda w: Request("POST", f"/memories/{w.memory(_unique('mem'))}/delete", w.ada),
     "sync_memory": _sync,
     **{f"memory_file_{verb}": _memory_file(verb) for verb in ("write", "edit", "delete", "rollback", "lease")},
+    "memory_file_version_redact": _memory_file("versions/redact"),
     "update_agent": lambda w: Request(
         "PATCH",
         f"/agents/{w.alpha.public_id}",

@@ -936,6 +936,17 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         "expected version.",
     ),
     RouteSpec(
+        name="memory_file_version_redact",
+        method="POST",
+        path=f"{MEMORY_FILES}/versions/redact",
+        access="write",
+        handler="memories:redact_file_version",
+        request="FileVersionRedact",
+        content="delete",
+        description="Delete the text of an earlier version of a Memory's file for good, if the file is still at "
+        "the expected version; the version's record stays.",
+    ),
+    RouteSpec(
         name="memory_file_lease",
         method="POST",
         path=f"{MEMORY_FILES}/lease",

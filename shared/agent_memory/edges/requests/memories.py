@@ -418,6 +418,12 @@ class FileRollback(Body):
     file: FileRollbackFields
 
 
+class FileVersionRedact(Body):
+    """The same fields as a rollback: the version to scrub and the pair the file must still be at."""
+
+    file: FileRollbackFields
+
+
 class FileLease(Body):
     file: FileLeaseFields
 

@@ -219,6 +219,18 @@ def rollback_file(req: Request) -> object:
     return answered(req, _file, lambda: services.history().rollback(ctx, f.path, f.lock_version, f.expected))
 
 
+def redact_file_version(req: Request) -> object:
+    from agent_memory.edges.requests.memories import FileVersionRedact
+
+    f = parsed(req, FileVersionRedact).file
+    ctx = _door(req, (f.path,), (f.lock_version,)).context
+    return answered(
+        req,
+        lambda shown: {"version": views.shown_version(shown)},
+        lambda: services.history().redact(ctx, f.path, f.lock_version, f.expected),
+    )
+
+
 def lease_file(req: Request) -> object:
     from agent_memory.edges.requests.memories import FileLease
 
