@@ -476,7 +476,7 @@ async function filePage(id, path) {
   const r = await api("POST", `/memories/${id}/files/show`, { file: { path } });
   let loaded = null;
   if (r.ok) loaded = r.data.file;
-  else if (!(r.data && r.data.error && r.data.error.code === "not_found")) return failed(r);
+  else if (r.status !== 404 || (r.data && r.data.error && r.data.error.code !== "memory_not_found")) return failed(r);
   const base = loaded ? loaded.content : "";
   const text = h("textarea", { name: "content", rows: 24, spellcheck: "false" });
   text.value = base;
@@ -576,10 +576,11 @@ async function historyPage(id, path) {
     if (i > 0 && !v.redacted) {
       acts.append(h("button", { type: "button", on: { click: () => rollback(v) } }, `Roll back to ${v.lock_version}`));
     }
-    if (!v.redacted) {
+    if (i > 0 && !v.redacted) {
+      // Only an earlier version's text can be redacted; the current one is replaced by a new write.
       acts.append(h("button", { type: "button", class: "danger", on: { click: () => redact(v, acts) } }, "Redact"));
-      acts.append(h("button", { type: "button", on: { click: () => promote(v, acts) } }, "Promote"));
     }
+    if (!v.redacted) acts.append(h("button", { type: "button", on: { click: () => promote(v, acts) } }, "Promote"));
     return h(
       "tr",
       { "data-version": v.lock_version },
@@ -588,7 +589,7 @@ async function historyPage(id, path) {
       h("td", {}, author(v.author)),
       h("td", {}, when(v.written_at)),
       h("td", {}, v.operation + (v.rolled_back_from ? ` from ${v.rolled_back_from}` : "")),
-      h("td", {}, v.public_id.slice(0, 8)),
+      h("td", { class: "hash", title: v.content_sha256 || "" }, (v.content_sha256 || "").slice(0, 12)),
       h("td", {}, v.overwrote_concurrent_edit ? "overwrote a concurrent edit" : ""),
       h("td", {}, v.pii.join(", ")),
       h("td", {}, v.redacted ? `redacted ${when(v.redacted_at)}` : ""),
@@ -605,7 +606,9 @@ async function historyPage(id, path) {
   }
   function redact(v, where) {
     confirmIn(where, `Redact version ${v.lock_version} of ${path}? Its content is deleted for good; the record stays.`, "Redact", async () => {
-      const x = await api("POST", `/memories/${id}/files/versions/redact`, { file: { path, lock_version: v.lock_version } });
+      const x = await api("POST", `/memories/${id}/files/versions/redact`, {
+        file: { path, lock_version: v.lock_version, expected_public_id: current.public_id, expected_lock_version: current.lock_version },
+      });
       if (!x.ok) return failed(x);
       say(`Redacted version ${v.lock_version}.`);
       route();
@@ -640,7 +643,7 @@ async function historyPage(id, path) {
     "table",
     { class: "history" },
     h("caption", {}, `Versions of ${path}, newest first`),
-    h("thead", {}, h("tr", {}, ["Compare", "Version", "Author", "Time", "Operation", "Id", "Overwrote", "PII", "Redacted", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+    h("thead", {}, h("tr", {}, ["Compare", "Version", "Author", "Time", "Operation", "SHA-256", "Overwrote", "PII", "Redacted", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, rows),
   );
   show(
@@ -776,7 +779,6 @@ async function route() {
     if (r.ok) signedIn(r.data);
     else return signIn();
   }
-  say("");
   try {
     if (page === "memory" && a) await memoryPage(a);
     else if (page === "file" && a) await filePage(a, b);
@@ -789,10 +791,16 @@ async function route() {
     say(`The page could not load: ${e}`, true);
   }
   document.title = `${main().querySelector("h1")?.textContent || "Console"} · Agent memory`;
+  // When the page's data is drawn: the browser tests time navigation start to this mark.
+  performance.mark("console-drawn");
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("sign-out").addEventListener("click", signOut);
-  window.addEventListener("hashchange", route);
+  // A new page starts with a clear status; an action's own redraw keeps what it said.
+  window.addEventListener("hashchange", () => {
+    say("");
+    route();
+  });
   route();
 });
