@@ -331,6 +331,16 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     assert got.status_code == 200, got.text
     assert got.json()["version"]["redacted"] is True and got.json()["version"]["content"] is None
 
+    # Promote version 2 into a new Memory: it opens, with the file and where it came from
+    one.button("Promote", one.css('tr[data-version="2"]')).click()
+    one.fill("New Memory name", "runbooks-copy")
+    one.button("Promote", one.css('form[aria-label="Promote into a new Memory"]')).click()
+    one.heading("runbooks-copy")
+    one.status("Promoted into runbooks-copy")
+    copy = one.d.current_url.rsplit("/", 1)[1]
+    promoted = api.get(f"/memories/{copy}", ada).json()["memory"]
+    assert promoted["promoted_from"]["memory_id"] == mem and promoted["file_count"] == 1
+
     # Attach the Memory to an agent, from the Memory's page
     scout = api.agent(ada, "scout")
     one.hash(f"#/memory/{mem}")
@@ -348,9 +358,14 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     one.hash("#/map")
     one.heading("Memory map")
     node = one.css(f'g.node[data-id="{mem}"]')
-    assert "(1)" in node.text
+    # Its count: the attachment and the copy promoted from it
+    assert node.text == "runbooks (2)"
     edge = one.css(f'path.edge.attachment[data-from="{mem}"][data-to="{scout.public_id}"]')
     assert edge.get_attribute("marker-end") == "url(#m-attachment)"
+    copied = one.css(f'path.edge.provenance[data-from="{mem}"][data-to="{copy}"]')
+    assert copied.get_attribute("marker-end") == "url(#m-provenance)"
+    assert copied.value_of_css_property("stroke-dasharray") not in ("none", "")
+    assert edge.value_of_css_property("stroke-dasharray") == "none"
     markers = one.d.execute_script(
         "return [...document.querySelectorAll('marker')].map((m) => m.id + ':' + m.firstElementChild.tagName)"
     )
@@ -520,3 +535,51 @@ def test_navigation_timing_of_the_heaviest_pages(api: Api, browsers: Any) -> Non
     # A generous bound: the figures published in docs/console.md are far under it.
     assert medians["memories_200"] < 10_000 and medians["file_64k"] < 10_000, medians
     assert len(out["memories_200"]) == 5 and len(set(out["file_64k"])) > 1, "each load is a navigation of its own"
+
+
+def test_a_conversations_documents_by_scope_versions_review_and_fork(api: Api, browsers: Any, shots: Path) -> None:
+    from tests.http.safe_content import INJECTION
+
+    ada = api.account(human="ada")
+    bob = api.human(ada, "bob")
+    ws = api.workspace(ada, "room")
+    api.member(ada, ws, bob)
+    conv = api.conversation(ada, ws)
+    base = f"/workspaces/{ws}/conversations/{conv}/memory"
+
+    def write(who: Who, path: str, content: str, expected: dict[str, Any] | None = None) -> dict[str, Any]:
+        pair = {"expected_public_id": None, "expected_lock_version": None}
+        if expected:
+            pair = {"expected_public_id": expected["public_id"], "expected_lock_version": expected["lock_version"]}
+        r = api.post(base, who, {"memory": {"path": path, "content": content, **pair}})
+        assert r.status_code == 201, r.text
+        out: dict[str, Any] = r.json()["memory"]
+        return out
+
+    first = write(ada, "conversation/plan.md", "ship friday\n")
+    write(ada, "conversation/plan.md", "ship monday\n", first)
+    write(ada, "workspace/" + XSS[0] + ".md", XSS[1])
+    held = write(bob, "workspace/notes.md", INJECTION)
+    assert held["quarantine"]["status"] == "pending", held
+
+    page = Page(browsers(), api.url)
+    page.sign_in(ada)
+    page.hash(f"#/conversation/{ws}/{conv}")
+    page.css('li[data-path="conversation/plan.md"]')
+    assert [e.text for e in page.all("main h2")][1:] == ["conversation/", "workspace/"]
+    page.unharmed()
+    row = page.css('li[data-path="conversation/plan.md"]')
+    page.button("Versions", row).click()
+    page.until("return document.querySelectorAll('li[data-path=\"conversation/plan.md\"] ol.versions li').length === 2")
+    page.axe()
+    page.shot(shots, "conversation")
+    page.button("Release", page.css('li[data-path="workspace/notes.md"]')).click()
+    page.status("Released workspace/notes.md")
+    shown = api.post(f"{base}/show", bob, {"memory": {"path": "workspace/notes.md"}})
+    assert shown.status_code == 200 and shown.json()["memory"]["quarantine"]["status"] == "released", shown.text
+    page.button("Fork this conversation").click()
+    page.status("Forked")
+    page.until(f"return document.querySelector('main').textContent.includes('Forked from {conv}')")
+    child = page.d.current_url.rsplit("/", 1)[1]
+    assert child != conv
+    page.css('li[data-path="conversation/plan.md"]')

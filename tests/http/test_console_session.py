@@ -132,3 +132,12 @@ def test_the_console_page_is_served_with_a_strict_policy(api: Api) -> None:
     assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
     assert requests.get(f"{api.url}/console/..%2Fconsole.py", timeout=30).status_code == 404
     assert requests.get(f"{api.url}/console/index.py", timeout=30).status_code == 404
+
+
+def test_the_map_page_tells_a_browser_where_to_open_it_and_opens_with_the_cookie(api: Api) -> None:
+    ada = api.account()
+    r = requests.get(f"{api.url}{API}/memory_map.html", timeout=30)
+    assert r.status_code == 401 and "/console#/map" in r.json()["error"]["message"]
+    s, _ = browser(api, ada)
+    page = s.get(f"{api.url}{API}/memory_map.html", timeout=30)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")

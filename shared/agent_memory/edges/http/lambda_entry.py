@@ -83,6 +83,13 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
             req.token = cookie_caller(req)
         if route.needs_token and req.token is None:
             # No or malformed credentials answer 401 before anything else is looked at.
+            if route.media == "text/html":
+                # A page opened in a browser, which sends no Bearer header: say where a person signs in.
+                raise ApiError(
+                    "not_authenticated",
+                    "A browser opens this page in the console: go to /console#/map and sign in with a Human's "
+                    "token (or send 'Authorization: Bearer <token>').",
+                )
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
         check_path_parameters(route, req.params)
         reply = _served(route, fn, req)

@@ -4,7 +4,8 @@
 "use strict";
 
 const API = "/agent_api/v1";
-const state = { csrf: null, human: null };
+// flash: what an action that moves to another page says there (a new page otherwise starts with a clear status).
+const state = { csrf: null, human: null, flash: null };
 
 // ---- elements ------------------------------------------------------------------------------------------
 
@@ -266,7 +267,7 @@ async function memoriesPage() {
     ev.preventDefault();
     const r = await api("POST", "/memories", { memory: { name: name.value, description: description.value } });
     if (!r.ok) return failed(r);
-    say(`Created ${r.data.memory.name}.`);
+    state.flash = `Created ${r.data.memory.name}.`;
     location.hash = `#/memory/${r.data.memory.memory_id}`;
   });
   const rows = list.map((m) => {
@@ -621,7 +622,7 @@ async function historyPage(id, path) {
       ev.preventDefault();
       const x = await api("POST", "/memories/promote", { promote: { source: { memory_id: id, path, lock_version: v.lock_version }, name: name.value } });
       if (!x.ok) return failed(x);
-      say(`Promoted into ${x.data.memory.name}.`);
+      state.flash = `Promoted into ${x.data.memory.name}.`;
       location.hash = `#/memory/${x.data.memory.memory_id}`;
     });
     where.append(form);
@@ -768,6 +769,91 @@ async function reviewPage(ws) {
   show(...parts);
 }
 
+// ---- conversations: documents by scope, their versions, the fork's parent, quarantined documents -------------
+
+async function conversationPage(ws, conv) {
+  const wsIn = h("input", { type: "text", required: true, name: "workspace", value: ws || "" });
+  const cvIn = h("input", { type: "text", required: true, name: "conversation", value: conv || "" });
+  const form = h(
+    "form",
+    { class: "inline", "aria-label": "Open a conversation" },
+    field("Workspace id", wsIn),
+    field("Conversation id", cvIn),
+    h("button", { type: "submit" }, "Open conversation"),
+  );
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    location.hash = `#/conversation/${wsIn.value.trim()}/${cvIn.value.trim()}`;
+  });
+  const parts = [h("h1", {}, "Conversations"), form];
+  if (!ws || !conv) return show(...parts);
+  const base = `/workspaces/${ws}/conversations/${conv}`;
+  const [c, d] = await Promise.all([api("GET", base), api("GET", `${base}/memory`)]);
+  if (!c.ok) return failed(c);
+  if (!d.ok) return failed(d);
+  const cv = c.data.conversation;
+  const fork = h("button", { type: "button" }, "Fork this conversation");
+  fork.addEventListener("click", async () => {
+    const r = await api("POST", `${base}/fork`);
+    if (!r.ok) return failed(r);
+    state.flash = "Forked: this is the new conversation.";
+    location.hash = `#/conversation/${ws}/${r.data.conversation.public_id}`;
+  });
+  parts.push(
+    h("h2", { class: "path" }, `Conversation ${cv.public_id}`),
+    h("p", {}, `Revision ${cv.context_revision}${cv.archived ? " · archived" : ""} · created ${when(cv.created_at)}`),
+    cv.parent_public_id
+      ? h("p", {}, "Forked from ", h("a", { href: `#/conversation/${ws}/${cv.parent_public_id}` }, cv.parent_public_id))
+      : h("p", {}, "Not a fork."),
+    fork,
+  );
+  const scopes = new Map();
+  for (const doc of d.data.memory) {
+    const scope = doc.path.split("/")[0];
+    if (!scopes.has(scope)) scopes.set(scope, []);
+    scopes.get(scope).push(doc);
+  }
+  for (const [scope, docs] of scopes) {
+    parts.push(h("h2", {}, `${scope}/`));
+    parts.push(
+      h("ul", { class: "docs" }, docs.map((doc) => {
+        const li = h(
+          "li",
+          { "data-path": doc.path },
+          h("span", { class: "path" }, doc.path),
+          ` · v${doc.lock_version} · ${size(doc.bytesize)} · ${author(doc.written_by)} ${when(doc.written_at)}`,
+          doc.pii.length ? ` · PII: ${doc.pii.join(", ")}` : "",
+          doc.quarantine ? ` · quarantine: ${doc.quarantine.status} (${doc.quarantine.rules.join(", ")})` : "",
+        );
+        const versions = h("button", { type: "button" }, "Versions");
+        versions.addEventListener("click", async () => {
+          const r = await api("POST", `${base}/memory/versions`, { memory: { path: doc.path } });
+          if (!r.ok) return failed(r);
+          li.append(h("ol", { class: "versions", reversed: true }, r.data.versions.map((v) =>
+            h("li", {}, `v${v.lock_version} · ${v.operation} · ${author(v.author)} · ${when(v.written_at)}${v.overwrote_concurrent_edit ? " · overwrote a concurrent edit" : ""}${v.redacted ? " · redacted" : ""}`),
+          )));
+          versions.disabled = true;
+        });
+        li.append(" ", versions);
+        if (doc.quarantine && doc.quarantine.status === "pending") {
+          const verdict = (decision) => async () => {
+            const r = await api("POST", `${base}/memory/review`, {
+              memory: { path: doc.path, lock_version: doc.lock_version, decision, expected_public_id: doc.public_id, expected_lock_version: doc.lock_version },
+            });
+            if (!r.ok) return failed(r);
+            say(decision === "release" ? `Released ${doc.path}.` : `Rejected ${doc.path}.`);
+            route();
+          };
+          li.append(" ", h("button", { type: "button", on: { click: verdict("release") } }, "Release"), " ", h("button", { type: "button", class: "danger", on: { click: verdict("reject") } }, "Reject"));
+        }
+        return li;
+      })),
+    );
+  }
+  if (!scopes.size) parts.push(h("p", {}, "No documents."));
+  show(...parts);
+}
+
 // ---- the router ----------------------------------------------------------------------------------------
 
 async function route() {
@@ -786,6 +872,7 @@ async function route() {
     else if (page === "agent" && a) await agentPage(a);
     else if (page === "map") await mapPage();
     else if (page === "review") await reviewPage(a);
+    else if (page === "conversation") await conversationPage(a, rest[0]);
     else await memoriesPage();
   } catch (e) {
     say(`The page could not load: ${e}`, true);
@@ -799,7 +886,8 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("sign-out").addEventListener("click", signOut);
   // A new page starts with a clear status; an action's own redraw keeps what it said.
   window.addEventListener("hashchange", () => {
-    say("");
+    say(state.flash || "");
+    state.flash = null;
     route();
   });
   route();
