@@ -583,3 +583,48 @@ def test_a_conversations_documents_by_scope_versions_review_and_fork(api: Api, b
     child = page.d.current_url.rsplit("/", 1)[1]
     assert child != conv
     page.css('li[data-path="conversation/plan.md"]')
+
+
+def test_a_lease_held_by_an_agent_is_shown_and_the_text_kept(api: Api, browsers: Any) -> None:
+    ada = api.account(human="ada")
+    mem = api.post("/memories", ada, {"memory": {"name": "notes"}}).json()["memory"]["memory_id"]
+    pair = {"expected_public_id": None, "expected_lock_version": None}
+    r = api.post(f"/memories/{mem}/files", ada, {"file": {"path": "a.md", "content": "v1\n", **pair}})
+    assert r.status_code == 201, r.text
+    scout = api.agent(ada, "scout")
+    body = {"agent": {"memories": [{"memory_id": mem, "mode": "readwrite"}]}}
+    assert api.call("PATCH", f"/agents/{scout.public_id}", ada, body).status_code == 200
+    page = Page(browsers(), api.url)
+    page.sign_in(ada)
+    page.hash(file_hash(mem, "a.md"))
+    page.heading("a.md")
+    leased = api.post(f"/memories/{mem}/files/lease", scout, {"file": {"path": "a.md", "seconds": 30}})
+    assert leased.status_code == 200, leased.text
+    page.fill("Content", "v2 from ada\n")
+    page.button("Save").click()
+    note = page.css("p.lease:not([hidden])")
+    assert note.text.startswith("Leased by scout (agent) until ")
+    assert page.css("textarea").get_attribute("value") == "v2 from ada\n"
+    assert show_file(api, ada, mem, "a.md")["content"] == "v1\n"
+    page.unharmed()
+
+
+def test_a_git_sourced_memory_shows_its_source_and_syncs(api: Api, browsers: Any, tmp_path: Path) -> None:
+    from tests.gitrepos import bare, commit, url_of
+
+    ada = api.account(human="ada")
+    repo = bare(tmp_path)
+    commit(repo, {"a.md": b"alpha\n"})
+    r = api.post("/memories", ada, {"memory": {"name": "synced", "source": {"git": {"url": url_of(repo)}}}})
+    assert r.status_code == 201, r.text
+    mem = r.json()["memory"]["memory_id"]
+    head = commit(repo, {"a.md": b"alpha two\n", "b.md": b"beta\n"})
+    page = Page(browsers(), api.url)
+    page.sign_in(ada)
+    page.hash(f"#/memory/{mem}")
+    page.heading("synced")
+    assert url_of(repo) in page.css("p.git").text
+    page.button("Sync from Git").click()
+    page.until("const s = document.querySelector('p.sync'); return s && s.textContent.includes('2 changed')")
+    assert page.css("p.sync").text.startswith(f"Synced {head[:10]}")
+    page.unharmed()

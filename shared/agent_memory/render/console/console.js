@@ -388,7 +388,7 @@ async function memoryPage(id) {
       if (!r.ok) return failed(r);
       out.textContent = `Synced ${r.data.sync.commit.slice(0, 10)}: ${r.data.sync.changed.length} changed, ${r.data.sync.removed.length} removed.`;
     });
-    parts.push(h("h2", {}, "Git source"), h("p", {}, `${m.git.url} ${m.git.ref || ""} ${m.git.path || ""} at ${m.git.commit || "?"}`), sync, out);
+    parts.push(h("h2", {}, "Git source"), h("p", { class: "git" }, `${m.git.url} ${m.git.ref || ""} ${m.git.path || ""} at ${m.git.commit || "?"}`), sync, out);
   }
   show(...parts);
 }
@@ -485,6 +485,7 @@ async function filePage(id, path) {
   text.addEventListener("input", () => preview.replaceChildren(markdown(text.value)));
   const version = h("p", { class: "version" });
   const conflict = h("section", { class: "conflict", "aria-label": "Conflict", hidden: true });
+  const lease = h("p", { class: "lease", role: "note", hidden: true });
   let expected = loaded ? { id: loaded.public_id, v: loaded.lock_version } : { id: null, v: null };
   let baseText = base;
   const describe = (f) => {
@@ -506,6 +507,7 @@ async function filePage(id, path) {
     });
     if (w.ok) {
       conflict.hidden = true;
+      lease.hidden = true;
       expected = { id: w.data.file.public_id, v: w.data.file.lock_version };
       baseText = mine;
       describe(w.data.file);
@@ -514,6 +516,13 @@ async function filePage(id, path) {
     }
     const code = w.data && w.data.error && w.data.error.code;
     if (code === "stale_object" || code === "already_exists") return showConflict(mine);
+    if (code === "memory_leased") {
+      // Someone (usually an agent mid-run) holds the file for a short while: say who and until when.
+      const d = w.data.error.details || {};
+      const who = d.holder ? `${d.holder.name || d.holder.public_id} (${d.holder.kind})` : "someone";
+      lease.textContent = `Leased by ${who} until ${when(d.expires_at)}. Your text is kept; save again after the lease ends.`;
+      lease.hidden = false;
+    }
     failed(w);
   });
   async function showConflict(mine) {
@@ -559,6 +568,7 @@ async function filePage(id, path) {
     h("p", { class: "crumbs" }, h("a", { href: `#/memory/${id}` }, "← the Memory"), " · ", h("a", { href: fileHash(id, path, "history") }, "History")),
     h("h1", { class: "path" }, path),
     version,
+    lease,
     conflict,
     form,
   );
