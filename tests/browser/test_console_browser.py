@@ -628,3 +628,31 @@ def test_a_git_sourced_memory_shows_its_source_and_syncs(api: Api, browsers: Any
     page.until("const s = document.querySelector('p.sync'); return s && s.textContent.includes('2 changed')")
     assert page.css("p.sync").text.startswith(f"Synced {head[:10]}")
     page.unharmed()
+
+
+def test_archive_and_delete_confirm_naming_what_is_attached(api: Api, browsers: Any) -> None:
+    ada = api.account(human="ada")
+    ids = {
+        n: api.post("/memories", ada, {"memory": {"name": n}}).json()["memory"]["memory_id"] for n in ("old", "gone")
+    }
+    scout = api.agent(ada, "scout")
+    body = {"agent": {"memories": [{"memory_id": ids["gone"], "mode": "readonly"}]}}
+    assert api.call("PATCH", f"/agents/{scout.public_id}", ada, body).status_code == 200
+    page = Page(browsers(), api.url)
+    page.sign_in(ada)
+    row = page.css(f'tr[data-memory="{ids["gone"]}"]')
+    page.button("Delete", row).click()
+    ask = page.css('[role="alertdialog"]')
+    assert "Delete gone? It reaches scout (attachment, readonly)." in ask.text
+    # Cancelled, nothing changes; confirmed, it is gone
+    page.button("Cancel", ask).click()
+    assert api.get(f"/memories/{ids['gone']}", ada).status_code == 200
+    page.button("Delete", page.css(f'tr[data-memory="{ids["gone"]}"]')).click()
+    page.button("Delete", page.css('[role="alertdialog"]')).click()
+    page.status("Deleted gone")
+    page.until(f"return !document.querySelector('tr[data-memory=\"{ids['gone']}\"]')")
+    assert api.get(f"/memories/{ids['gone']}", ada).status_code == 404
+    page.button("Archive", page.css(f'tr[data-memory="{ids["old"]}"]')).click()
+    page.button("Archive", page.css('[role="alertdialog"]')).click()
+    page.status("Archived old")
+    assert api.get(f"/memories/{ids['old']}", ada).json()["memory"]["archived"] is True

@@ -148,15 +148,17 @@ function markdown(text) {
     }
     const head = /^(#{1,6})\s+(.*)$/.exec(line);
     const item = /^\s*[-*]\s+(.*)$/.exec(line);
+    const numbered = /^\s*\d+[.)]\s+(.*)$/.exec(line);
     if (head) {
       flush();
       list = null;
       // Headings inside a document sit below the page's own h1 and h2.
       frag.append(h(`h${Math.min(6, head[1].length + 2)}`, {}, inline(head[2])));
-    } else if (item) {
+    } else if (item || numbered) {
       flush();
-      if (!list) frag.append((list = h("ul")));
-      list.append(h("li", {}, inline(item[1])));
+      const tag = item ? "UL" : "OL";
+      if (!list || list.tagName !== tag) frag.append((list = h(tag.toLowerCase())));
+      list.append(h("li", {}, inline((item || numbered)[1])));
     } else if (!line.trim()) {
       flush();
       list = null;
@@ -228,7 +230,9 @@ function signedIn(session) {
   state.csrf = session.csrf_token;
   state.human = session.human;
   document.getElementById("nav").hidden = false;
-  document.getElementById("who").textContent = `Signed in as ${session.human.name}`;
+  const who = document.getElementById("who");
+  who.textContent = `Signed in as ${session.human.name}`;
+  who.title = who.textContent;
 }
 
 async function signOut() {
