@@ -26,6 +26,7 @@ import json
 from typing import Any
 
 from agent_memory.api.contract import RouteSpec
+from agent_memory.core.settings import settings
 from agent_memory.edges.http import lambda_entry
 from agent_memory_sdk.local.runtime import LocalService, start_local
 
@@ -52,7 +53,11 @@ def _checking_answers(dispatch: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def service() -> Iterator[LocalService]:
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    # The Git repositories the tests make (tests/gitrepos.py) all lie under the session's temporary folder:
+    # the one folder file:// sources may be read from (the product names none unless told).
+    os.environ.setdefault("AGENT_MEMORY_GIT_FILE_ROOTS", str(tmp_path_factory.getbasetemp()))
+    settings.cache_clear()
     # The Lambda entry calls glue's dispatch by the name it imported: that name is the one wrapped.
     original = vars(lambda_entry)["dispatch"]
     setattr(lambda_entry, "dispatch", _checking_answers(original))  # noqa: B010

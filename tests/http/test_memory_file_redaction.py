@@ -127,3 +127,14 @@ def test_callers_without_write_standing_are_refused(api: Api, mems: Files) -> No
     assert code(redact(mems, eve, mem, 0, v1)) == (404, "not_found")
     assert (mems.state(ada, mem), bucket_objects("")) == before
     assert anywhere(SECRET)
+
+
+def test_the_clients_redact_is_the_route(api: Api, mems: Files) -> None:
+    from agent_memory_sdk.client import MemoryClient
+
+    ada, mem, v1 = leaked(api, mems)
+    files = MemoryClient(api.url, ada.token, backoff=0.0).memory_files(mem)
+    shown = files.redact(NOTE, 0, v1)
+    assert (shown["redacted"], shown["content"]) == (True, None)
+    assert files.show_version(NOTE, 0)["content"] is None
+    assert not anywhere(SECRET)

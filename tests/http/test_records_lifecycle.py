@@ -422,9 +422,23 @@ def test_a_non_curator_reviewing_a_pending_record_is_told_it_does_not_exist(room
     rec = flagged(room, room.alpha)
     for who in (room.bob, room.alpha):
         assert code(room.review_r(who, rec["public_id"], "release")) == (404, "not_found"), who
-    # A viewer is refused for standing before any record is looked at
-    assert code(room.review_r(room.vic, rec["public_id"], "release")) == (403, "not_authorized")
+    # A viewer too (issue 26): a 403 for standing would tell them a record is there, so what they may not see
+    # is not found whatever they ask of it, and answered as an id that names nothing
+    unknown = "01990000-0000-7000-8000-0000000000aa"
+    for record_id in (rec["public_id"], unknown):
+        assert code(room.review_r(room.vic, record_id, "release")) == (404, "not_found")
+        assert code(room.review_r(room.vic, record_id, "reject")) == (404, "not_found")
+        assert code(room.update_r(room.vic, record_id, content="x", expected_lock_version=1)) == (404, "not_found")
+        assert code(room.delete_r(room.vic, record_id, expected_lock_version=1)) == (404, "not_found")
+        assert (
+            room.review_r(room.vic, record_id, "release").json() == room.review_r(room.vic, unknown, "release").json()
+        )
     assert room.show(room.cora, rec["public_id"])["quarantine"] == pending(INJECTION_RULES)
+    # A record the viewer sees is theirs to read, not to change: that refusal is for standing
+    clean = room.append(room.bob, NOTE)
+    assert code(room.review_r(room.vic, clean["public_id"], "release")) == (403, "not_authorized")
+    assert code(room.delete_r(room.vic, clean["public_id"], expected_lock_version=1)) == (403, "not_authorized")
+    assert room.show(room.bob, clean["public_id"]) == clean
 
 
 def test_a_curator_cannot_review_a_record_they_wrote(room: RecordRoom) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from dulwich.refs import Ref
 
 from ..gitrepos import EXECUTABLE, GITLINK, REGULAR, SYMLINK, WHO, Content, bare, commit, url_of
 
+# Every repository these tests make lies under the temporary folder: the one root they name.
+TMP = (tempfile.gettempdir(),)
+
 
 def read(
     url: str, ref: str | None = None, path: str | None = None, *, max_files: int = 1000, max_file_bytes: int = 1 << 20
 ) -> GitSnapshot:
-    return read_snapshot(url, ref, path, allow_file=True, max_files=max_files, max_file_bytes=max_file_bytes)
+    return read_snapshot(url, ref, path, file_roots=TMP, max_files=max_files, max_file_bytes=max_file_bytes)
 
 
 def assert_refusal(error: pytest.ExceptionInfo[ApiError], code: str, *words: str) -> None:
@@ -258,7 +262,7 @@ def test_a_read_past_its_deadline_is_refused(tmp_path: Path) -> None:
     commit(repo, {"a.md": b"a"})
 
     with pytest.raises(ApiError) as error:
-        read_snapshot(url_of(repo), None, None, allow_file=True, timeout_seconds=0)
+        read_snapshot(url_of(repo), None, None, file_roots=TMP, timeout_seconds=0)
     assert_refusal(error, "memory_source_unavailable", "did not answer within 0 seconds")
 
 
@@ -369,30 +373,85 @@ def test_a_tree_entry_named_dot_dot_is_refused(tmp_path: Path) -> None:
 )
 def test_urls_that_are_not_https_are_refused(url: str, named: str) -> None:
     with pytest.raises(ApiError) as error:
-        read_snapshot(url, None, None, allow_file=True)
+        read_snapshot(url, None, None, file_roots=TMP)
     assert_refusal(error, "memory_source_unavailable", named, "https://")
 
 
-def test_a_file_url_is_refused_unless_allowed(tmp_path: Path) -> None:
+def test_a_file_url_is_refused_when_no_root_is_named(tmp_path: Path) -> None:
     repo = bare(tmp_path)
     commit(repo, {"a.md": b"a"})
 
     with pytest.raises(ApiError) as error:
-        read_snapshot(url_of(repo), None, None, allow_file=False)
-    assert_refusal(error, "memory_source_unavailable", "file://", "not accepted", "https://")
-    assert read_snapshot(url_of(repo), None, None, allow_file=True).files == {"a.md": b"a"}
+        read_snapshot(url_of(repo), None, None, file_roots=())
+    assert_refusal(error, "memory_source_unavailable", "file://", "not accepted", "AGENT_MEMORY_GIT_FILE_ROOTS")
+    assert read_snapshot(url_of(repo), None, None, file_roots=(str(tmp_path),)).files == {"a.md": b"a"}
+
+
+def _outside(url: str, roots: tuple[str, ...]) -> None:
+    with pytest.raises(ApiError) as error:
+        read_snapshot(url, None, None, file_roots=roots)
+    assert_refusal(error, "memory_source_unavailable", "resolves outside", "AGENT_MEMORY_GIT_FILE_ROOTS")
+
+
+def test_a_file_url_outside_every_root_is_refused(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    repo = bare(elsewhere)
+    commit(repo, {"a.md": b"a"})
+    _outside(url_of(repo), (str(root),))
+    # A sibling whose name starts with the root's is not under it
+    (tmp_path / "root-two").mkdir()
+    sibling = bare(tmp_path / "root-two")
+    commit(sibling, {"a.md": b"a"})
+    _outside(url_of(sibling), (str(root),))
+    # '..' is resolved before the comparison
+    _outside(f"file://{root}/../elsewhere/origin.git", (str(root),))
+    # Several roots, none holding it
+    _outside(url_of(repo), (str(root), str(tmp_path / "root-two")))
+
+
+def test_a_symbolic_link_inside_a_root_that_leads_out_of_it_is_refused(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    repo = bare(elsewhere)
+    commit(repo, {"a.md": b"secret"})
+    (root / "link.git").symlink_to(Path(repo.path))
+    (root / "dir").symlink_to(elsewhere)
+    _outside(f"file://{root}/link.git", (str(root),))
+    _outside(f"file://{root}/dir/origin.git", (str(root),))
+
+
+def test_the_servers_own_folders_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    for url in ("file:///proc/self/cwd", "file:///proc/self/root/etc", "file:///", "file:///etc"):
+        _outside(url, (str(root),))
+
+
+def test_a_root_that_is_itself_a_link_holds_what_its_target_holds(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    repo = bare(real)
+    commit(repo, {"a.md": b"a"})
+    (tmp_path / "alias").symlink_to(real)
+    # Named through the link, or reached through it: both resolve inside the root
+    assert read_snapshot(url_of(repo), None, None, file_roots=(str(tmp_path / "alias"),)).files == {"a.md": b"a"}
+    url = f"file://{tmp_path}/alias/origin.git"
+    assert read_snapshot(url, None, None, file_roots=(str(real),)).files == {"a.md": b"a"}
 
 
 def test_a_file_url_with_a_host_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ApiError) as error:
-        read_snapshot(f"file://server{tmp_path}", None, None, allow_file=True)
+        read_snapshot(f"file://server{tmp_path}", None, None, file_roots=TMP)
     assert_refusal(error, "memory_source_unavailable", "not a host")
 
 
 def test_credentials_in_the_url_are_refused_and_never_echoed() -> None:
     for url in ("https://ada:s3cr3t@example.com/org/repo.git", "https://s3cr3t@example.com/org/repo.git"):
         with pytest.raises(ApiError) as error:
-            read_snapshot(url, None, None, allow_file=False)
+            read_snapshot(url, None, None, file_roots=())
         assert_refusal(error, "memory_source_unavailable", "credentials")
         assert "s3cr3t" not in error.value.message
 
@@ -400,7 +459,7 @@ def test_credentials_in_the_url_are_refused_and_never_echoed() -> None:
 def test_a_query_or_fragment_in_the_url_is_refused() -> None:
     for url in ("https://example.com/r.git?token=s3cr3t", "https://example.com/r.git#main"):
         with pytest.raises(ApiError) as error:
-            read_snapshot(url, None, None, allow_file=False)
+            read_snapshot(url, None, None, file_roots=())
         assert_refusal(error, "memory_source_unavailable", "query or fragment")
         assert "s3cr3t" not in error.value.message
 
@@ -421,7 +480,7 @@ def test_a_query_or_fragment_in_the_url_is_refused() -> None:
 )
 def test_https_to_this_machine_or_a_private_address_is_refused(url: str) -> None:
     with pytest.raises(ApiError) as error:
-        read_snapshot(url, None, None, allow_file=False)
+        read_snapshot(url, None, None, file_roots=())
     assert_refusal(error, "memory_source_unavailable", "does not read")
 
 
@@ -429,7 +488,7 @@ def test_an_https_repository_that_cannot_be_reached_is_refused_without_a_trace()
     # The unit suite blocks sockets, so this goes through dulwich's HTTP client up to the connection.
     url = "https://8.8.8.8/org/repo.git"
     with pytest.raises(ApiError) as error:
-        read_snapshot(url, "main", None, allow_file=False, timeout_seconds=5)
+        read_snapshot(url, "main", None, file_roots=(), timeout_seconds=5)
     assert_refusal(error, "memory_source_unavailable", url, "could not be")
     assert error.value.__cause__ is None and error.value.__suppress_context__
 

@@ -561,6 +561,20 @@ def sees_record(principal: Principal, ws: Workspace, role: str | None, rec: Type
     return not rec.hidden or is_curator(role)
 
 
+def reaches_record(
+    principal: Principal, ws: Workspace, role: str | None, rec: TypedRecord | None, *, write: bool
+) -> TypedRecord:
+    """A record's door (show, update, delete, review), in the order that tells nothing: a record the caller
+    may not see is not found whatever it asked and whatever its standing (only a curator learns that a
+    quarantined record exists, only its author a private one); a record it sees is changed only with
+    write standing (a viewer's change is not_authorized)."""
+    if rec is None or not sees_record(principal, ws, role, rec):
+        raise not_found("record")
+    if write:
+        require_workspace_write(role)
+    return rec
+
+
 def grants_write(standing: Standing, where: str, what: str, memory_name: str) -> None:
     """A mount or an attachment that writes a Memory needs the grantor's own write standing on it."""
     if standing != "write":

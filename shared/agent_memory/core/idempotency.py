@@ -13,13 +13,18 @@ was never settled, so no change commits without its record.
 
 Refusals change nothing, so there is nothing to be atomic with: their record is stored after them.
 5xx and 429 answers are never recorded, so a retry runs again. Secrets are never stored: a recorded
-answer has every `token` and `secret` field set to null and says `"secret_withheld": true`.
+answer has every `token` and `secret` field set to null and says `"secret_withheld": true`. Nor is
+content: a record outlives a redaction or a deletion by up to a day, so a document's, version's or
+record's text and a store entry's value are set to null in it and named in `"text_withheld"`; a replay
+reads them again through the route's own read (`refill`), so it shows what is still there and nothing
+that was removed.
 
 This module knows no boto3 and no HTTP: an answer is a status and a body, whatever the entry renders.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -36,6 +41,8 @@ from agent_memory.core import clock
 KEY_RE = re.compile(r"[\x20-\x7e]{1,128}\Z")
 TTL_SECONDS = 24 * 3600
 SECRET_FIELDS = frozenset({"token", "secret"})
+# The recorded answer's list of the text fields it left out, as dotted paths ("memory.content").
+TEXT_WITHHELD = "text_withheld"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +127,37 @@ class Replayed(Exception):
 # request: the services between the entry and the store need not thread it through every signature, and
 # the store never commits a keyed change without it (store/commit.py).
 _BOUND: ContextVar[UnitOfWork | None] = ContextVar("agent_memory_unit_of_work", default=None)
+
+
+# Where a tool call may carry its key besides the header: beside the input (a runtime's call has no
+# headers) and inside it (the model's own argument, edges/requests/tools.py).
+KEY_FIELD = "idempotency_key"
+
+
+def one_key(places: list[tuple[str, object]]) -> str | None:
+    """The one key a request carries, wherever it carries it: each place that holds one must hold a valid
+    key, and all of them the same key (they all mean one key; two different ones are a mistake to name)."""
+    found: list[tuple[str, str]] = []
+    for where, raw in places:
+        if raw is None:
+            continue
+        if not isinstance(raw, str):
+            raise ApiError("parameter_invalid", f"{where} must be a string: the request's Idempotency-Key.")
+        found.append((where, check_key(raw)))
+    if len({key for _, key in found}) > 1:
+        raise ApiError(
+            "parameter_invalid",
+            f"{' and '.join(where for where, _ in found)} carry different Idempotency-Keys: they all mean the "
+            "one key of this call, so send one of them (or the same key in each).",
+        )
+    return found[0][1] if found else None
+
+
+def without_key(tool_input: object) -> object:
+    """A tool's input without the key it may carry (the key is the call's, not one of the tool's arguments)."""
+    if isinstance(tool_input, dict) and KEY_FIELD in tool_input:
+        return {k: v for k, v in tool_input.items() if k != KEY_FIELD}
+    return tool_input
 
 
 def check_key(raw: str) -> str:
@@ -236,26 +274,84 @@ def active() -> bool:
     return uow is not None and uow.pending
 
 
-def withheld(body: Any) -> Any:
-    """The body as a record keeps it: every secret field set to null, and the answer saying so."""
-    found = False
+def text_field(value: dict[str, Any]) -> str | None:
+    """The field of an answer's object that holds stored text, if it is one that does: a document's, a
+    file's or a version's `content` (they carry `content_sha256`), a typed record's `content`, a store
+    entry's `value`. A tool result's own `content` is the sentence written for the model, not stored text."""
+    if "content" in value and ("content_sha256" in value or ("layer" in value and "public_id" in value)):
+        return "content"
+    if "value" in value and "key" in value and "updated_at" in value:
+        return "value"
+    return None
 
-    def scrub(value: Any) -> Any:
+
+def withheld(body: Any) -> Any:
+    """The body as a record keeps it: every secret field set to null, and the answer saying so; every
+    stored text set to null, and the answer naming where (`refill` reads them again on a replay)."""
+    found = False
+    texts: list[str] = []
+
+    def scrub(value: Any, at: tuple[str, ...]) -> Any:
         nonlocal found
         if isinstance(value, dict):
+            text = text_field(value)
             out: dict[str, Any] = {}
             for k, v in value.items():
                 if k in SECRET_FIELDS and v is not None:
                     found = True
                     out[k] = None
+                elif k == text and v is not None:
+                    texts.append(".".join((*at, k)))
+                    out[k] = None
                 else:
-                    out[k] = scrub(v)
+                    out[k] = scrub(v, (*at, k))
             return out
         if isinstance(value, list):
-            return [scrub(v) for v in value]
+            return [scrub(v, (*at, str(i))) for i, v in enumerate(value)]
         return value
 
-    clean = scrub(body)
+    clean = scrub(body, ())
     if found and isinstance(clean, dict):
         clean["secret_withheld"] = True
+    if texts and isinstance(clean, dict):
+        clean[TEXT_WITHHELD] = texts
+    elif texts:
+        return None  # no object to name them in: keep nothing rather than the text
     return clean
+
+
+def refill(body: Any, reread: Callable[[dict[str, Any], str], Any]) -> Any:
+    """A recorded body with the text it withheld read again: `reread(obj, field)` answers what the service
+    shows now for that object's field (None when it is gone: deleted, redacted, replaced). What could not be
+    read stays null and stays named in `text_withheld`; a body that withheld nothing is answered as it is.
+
+    A retryable refusal of a read (storage busy) raises: the replay is then answered as that refusal, and
+    its retry reads again, rather than answering a text as gone that is not."""
+    if not isinstance(body, dict) or TEXT_WITHHELD not in body:
+        return body
+    out = copy.deepcopy(body)
+    named = out.pop(TEXT_WITHHELD)
+    missing: list[str] = []
+    for dotted in named if isinstance(named, list) else []:
+        *parents, field_ = str(dotted).split(".")
+        obj: Any = out
+        for step in parents:
+            obj = (
+                obj[int(step)]
+                if isinstance(obj, list) and step.isdigit() and int(step) < len(obj)
+                else (obj.get(step) if isinstance(obj, dict) else None)
+            )
+        if not isinstance(obj, dict):
+            continue
+        try:
+            text = reread(obj, field_)
+        except ApiError as err:
+            if err.retryable:
+                raise
+            text = None
+        obj[field_] = text
+        if text is None:
+            missing.append(str(dotted))
+    if missing:
+        out[TEXT_WITHHELD] = missing
+    return out

@@ -9,6 +9,9 @@ from pydantic import BaseModel, Field
 
 from agent_memory.core.model import DEFAULT_EXECUTION_TTL_SECONDS, DEFAULT_VERSIONS_KEPT, MAX_VERSIONS_KEPT
 
+# The folders file:// Git sources may be read from, os.pathsep-separated; unset or empty means none.
+GIT_FILE_ROOTS = "AGENT_MEMORY_GIT_FILE_ROOTS"
+
 
 class Settings(BaseModel):
     table_name: str = Field(min_length=1)
@@ -26,8 +29,9 @@ class Settings(BaseModel):
     execution_ttl_seconds: int = Field(default=DEFAULT_EXECUTION_TTL_SECONDS, ge=1)
     # Versions each document keeps, its current one included (docs/architecture.md, "Versions").
     versions_kept: int = Field(default=DEFAULT_VERSIONS_KEPT, ge=1, le=MAX_VERSIONS_KEPT)
-    # Whether a git-synced Memory may name a file:// repository (on in the local gateway, off in AWS).
-    git_allow_file: bool = False
+    # The folders under which a git-synced Memory may name a file:// repository (AGENT_MEMORY_GIT_FILE_ROOTS,
+    # os.pathsep-separated): none in AWS, one inside the data directory in `agent-memory serve`.
+    git_file_roots: tuple[str, ...] = ()
     # How long a DynamoDB or S3 answer may take before the request is given up (storage_unavailable). The
     # benchmark raises it: serialised moto answers a 10,000-record search's Queries far slower than AWS.
     aws_read_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
@@ -48,7 +52,7 @@ def settings() -> Settings:
             os.environ.get("AGENT_MEMORY_EXECUTION_TTL_SECONDS") or DEFAULT_EXECUTION_TTL_SECONDS
         ),
         versions_kept=int(os.environ.get("AGENT_MEMORY_VERSIONS_KEPT") or DEFAULT_VERSIONS_KEPT),
-        git_allow_file=(os.environ.get("AGENT_MEMORY_GIT_ALLOW_FILE") or "").lower() in ("1", "true", "on", "yes"),
+        git_file_roots=tuple(r for r in (os.environ.get(GIT_FILE_ROOTS) or "").split(os.pathsep) if r),
         aws_read_timeout_seconds=float(os.environ.get("AGENT_MEMORY_AWS_READ_TIMEOUT") or 10.0),
     )
 

@@ -70,6 +70,13 @@ class Withheld(Answer):
     secret_withheld: bool | None = None
 
 
+class TextWithheld(Answer):
+    """An answer carrying stored text: an Idempotency-Key replay reads it again, and names here (as dotted
+    paths, "memory.content") the text it found gone since (redacted, deleted, replaced), left null."""
+
+    text_withheld: list[str] | None = Field(default=None, examples=[["memory.content"]])
+
+
 class AccountCreated(Withheld):
     account: AccountView
     human: HumanView
@@ -229,7 +236,7 @@ class DocumentView(Answer):
     content: str | None = Field(default=None, examples=["ship friday"])
 
 
-class DocumentAnswer(Answer):
+class DocumentAnswer(TextWithheld):
     memory: DocumentView
 
 
@@ -305,7 +312,7 @@ class VersionPageAnswer(Answer):
     next_cursor: str | None = None
 
 
-class VersionAnswer(Answer):
+class VersionAnswer(TextWithheld):
     version: ShownVersionView
 
 
@@ -402,7 +409,7 @@ class FileView(Answer):
     content: str | None = Field(default=None, examples=["1. build"])
 
 
-class FileAnswer(Answer):
+class FileAnswer(TextWithheld):
     file: FileView
 
 
@@ -485,7 +492,8 @@ class RecordView(Answer):
     workspace_public_id: PublicId = _id("Its workspace.")
     layer: str = Field(examples=["Workspace"])
     type: str = Field(examples=["decision"])
-    content: str = Field(examples=["We deploy on Fridays."])
+    # Null only in an Idempotency-Key replay of a record deleted or changed since (`text_withheld`).
+    content: str | None = Field(examples=["We deploy on Fridays."])
     tags: TagsView
     run_id: str | None = None
     source_kind: str = Field(examples=["agent"])
@@ -509,11 +517,11 @@ class RecordView(Answer):
     lock_version: int = Field(examples=[1])
 
 
-class RecordAnswer(Answer):
+class RecordAnswer(TextWithheld):
     record: RecordView
 
 
-class AppendedAnswer(Answer):
+class AppendedAnswer(TextWithheld):
     record: RecordView
     merged: bool = Field(description="True when it joined an existing record (200), false when new (201).")
     content_replaced: bool = Field(examples=[False])
@@ -553,7 +561,7 @@ class EntryView(Answer):
     value: Any = Field(default=None, examples=[{"step": 1}])
 
 
-class EntryAnswer(Answer):
+class EntryAnswer(TextWithheld):
     entry: EntryView
 
 
@@ -628,7 +636,7 @@ class BlockAnswer(Answer):
     memory_block: BlockView
 
 
-class ToolResultAnswer(Answer):
+class ToolResultAnswer(TextWithheld):
     tool: str = Field(examples=["memory_read"])
     is_error: bool = Field(examples=[False])
     code: str | None = None
@@ -730,6 +738,7 @@ _BY_HANDLER: dict[str, str] = {
     "memories:write_file": "FileAnswer",
     "memories:edit_file": "FileAnswer",
     "memories:rollback_file": "FileAnswer",
+    "memories:redact_file_version": "VersionAnswer",
     "memories:list_files": "FilePageAnswer",
     "memories:grep_files": "GrepAnswer",
     "memories:file_versions": "VersionPageAnswer",

@@ -136,7 +136,7 @@ def memories() -> MemoriesService:
     from agent_memory.domain.memories.service import MemoriesService
 
     r = resolver()
-    return MemoriesService(store(), r, memory(), history(), budgets(), git_allow_file=settings().git_allow_file)
+    return MemoriesService(store(), r, memory(), history(), budgets(), git_file_roots=settings().git_file_roots)
 
 
 @lru_cache(maxsize=1)

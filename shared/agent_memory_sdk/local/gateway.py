@@ -20,7 +20,13 @@ from urllib.parse import parse_qsl, urlsplit
 from agent_memory_sdk.local.template import DEFAULT_PATH, TemplateRoute, default_route, routes
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
-NOT_FOUND = (404, {"content-type": "application/json"}, json.dumps({"message": "Not Found"}).encode())
+# What every answer of the gateway's own carries, as the functions' answers do (edges/http/glue.py).
+NOSNIFF = "X-Content-Type-Options"
+NOT_FOUND = (
+    404,
+    {"content-type": "application/json", NOSNIFF: "nosniff", "cache-control": "no-store"},
+    json.dumps({"message": "Not Found"}).encode(),
+)
 
 
 class _Server(ThreadingHTTPServer):
@@ -119,6 +125,20 @@ class Gateway:
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            # The server's own answers (a method no route has, a malformed request line) carry nosniff too.
+            _nosniff = False
+
+            def send_header(self, keyword: str, value: str) -> None:
+                if keyword.lower() == NOSNIFF.lower():
+                    self._nosniff = True
+                super().send_header(keyword, value)
+
+            def end_headers(self) -> None:
+                if not self._nosniff:
+                    super().send_header(NOSNIFF, "nosniff")
+                self._nosniff = False
+                super().end_headers()
 
             def _serve(self) -> None:
                 gateway.serve(self)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_memory.core.settings import GIT_FILE_ROOTS
 from agent_memory.edges.services import reset_services
 from agent_memory.store import CACHE, aws_clients, reset_store
 from agent_memory.store.clients import LOCAL_SEND
@@ -96,6 +97,16 @@ class Storage:
 DEFAULT_DATA_DIR = ".agent-memory"
 
 
+def name_git_root(storage: Storage) -> None:
+    """A developer's own repositories may be synced into a Memory locally, from one folder of the data
+    directory only (<data>/git, created here); AWS reads none. An operator's own AGENT_MEMORY_GIT_FILE_ROOTS
+    wins, and an ephemeral service (tests) names none unless told."""
+    if storage.data_dir is not None and GIT_FILE_ROOTS not in os.environ:
+        git_root = storage.data_dir / "git"
+        git_root.mkdir(parents=True, exist_ok=True)
+        os.environ[GIT_FILE_ROOTS] = str(git_root)
+
+
 def start_local(port: int = 3000, root: Path | None = None, storage: Storage | None = None) -> LocalService:
     """Configure the environment, bring up storage and return the gateway, started.
 
@@ -111,8 +122,7 @@ def start_local(port: int = 3000, root: Path | None = None, storage: Storage | N
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     # Every request would print an EMF document to the terminal; CloudWatch is the only reader of those.
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    # A developer's own repositories may be synced into a Memory locally; AWS keeps this off.
-    os.environ.setdefault("AGENT_MEMORY_GIT_ALLOW_FILE", "true")
+    name_git_root(storage)
     moto = None
     if not os.environ.get("AWS_ENDPOINT_URL"):
         moto = EmbeddedMoto(storage.storage_port, storage.data_dir, repair=storage.repair).start()

@@ -34,6 +34,7 @@ module decodes no bytes: whether a file is text is the caller's decision.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import stat
 import time
@@ -61,6 +62,7 @@ from dulwich.refs import HEADREF, LOCAL_BRANCH_PREFIX, LOCAL_TAG_PREFIX, Ref, ch
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core import observability
+from agent_memory.core.settings import GIT_FILE_ROOTS as FILE_ROOTS_SETTING
 
 if TYPE_CHECKING:
     from dulwich.client import DetermineWantsFunc
@@ -95,7 +97,7 @@ def read_snapshot(
     ref: str | None,
     path: str | None,
     *,
-    allow_file: bool,
+    file_roots: tuple[str, ...] = (),
     max_files: int = 1000,
     max_file_bytes: int = 1024 * 1024,
     timeout_seconds: float = 20.0,
@@ -109,7 +111,7 @@ def read_snapshot(
     folder = _normalise_folder(path)
     wanted = _parse_ref(ref)
     deadline = _Deadline(timeout_seconds)
-    client, remote_path, shown, filtering = _open(url, allow_file, deadline)
+    client, remote_path, shown, filtering = _open(url, file_roots, deadline)
     filter_spec = f"blob:limit={max_file_bytes + 1}".encode() if filtering else None
 
     chosen: list[tuple[Ref, ObjectID]] = []
@@ -250,13 +252,15 @@ class _GuardedPoolManager(urllib3.PoolManager):
         return super().urlopen(method, url, redirect=redirect, **kw)
 
 
-def _open(url: str, allow_file: bool, deadline: _Deadline) -> tuple[GitClient, str, str, bool]:
+def _open(url: str, file_roots: tuple[str, ...], deadline: _Deadline) -> tuple[GitClient, str, str, bool]:
     """The client, the path to give it, the URL as messages show it, and whether blob filtering applies."""
 
     def refuse(sentence: str) -> ApiError:
         return ApiError("memory_source_unavailable", sentence)
 
-    accepted = "an https:// URL" + (" or a file:// URL" if allow_file else "")
+    accepted = "an https:// URL" + (
+        f" or a file:// URL under a folder {FILE_ROOTS_SETTING} names" if file_roots else ""
+    )
     if not url or len(url) > _MAX_URL_CHARS or _has_control(url) or " " in url:
         raise refuse(f"The repository URL is not a URL this service reads: give {accepted}.")
     try:
@@ -266,8 +270,11 @@ def _open(url: str, allow_file: bool, deadline: _Deadline) -> tuple[GitClient, s
     except ValueError:
         raise refuse(f"The repository URL cannot be parsed: give {accepted}.") from None
     scheme = parts.scheme.lower()
-    if scheme == "file" and not allow_file:
-        raise refuse("A file:// repository URL is not accepted here: give an https:// URL.")
+    if scheme == "file" and not file_roots:
+        raise refuse(
+            f"A file:// repository URL is not accepted here: {FILE_ROOTS_SETTING} names no folder to read "
+            "repositories from, so give an https:// URL."
+        )
     if scheme not in ("https", "file"):
         if scheme:
             shown_scheme = f"{scheme}://"
@@ -291,7 +298,14 @@ def _open(url: str, allow_file: bool, deadline: _Deadline) -> tuple[GitClient, s
         local = unquote(parts.path)
         if not local.startswith("/"):
             raise refuse("A file:// repository URL needs an absolute path: write file:///path/to/repo.")
-        return LocalGitClient(quiet=True), local, f"file://{local}", False
+        inside = _under_a_root(local, file_roots)
+        if inside is None:
+            raise refuse(
+                f"The repository URL file://{local[:200]} resolves outside the folders {FILE_ROOTS_SETTING} "
+                "names (symbolic links and '..' are followed first): put the repository under one of them."
+            )
+        # The resolved path is what is opened, so a link changed after this check reads nothing new.
+        return LocalGitClient(quiet=True), inside, f"file://{local}", False
 
     problem = _host_problem(parts)
     if problem:
@@ -299,6 +313,23 @@ def _open(url: str, allow_file: bool, deadline: _Deadline) -> tuple[GitClient, s
     shown = f"https://{parts.netloc}{parts.path}"
     client, remote_path = get_transport_and_path(url, quiet=True, pool_manager=_GuardedPoolManager(deadline))
     return client, remote_path, shown, True
+
+
+def _under_a_root(local: str, roots: tuple[str, ...]) -> str | None:
+    """The real path of `local` (every symbolic link, `..` and /proc/self link resolved) when it lies in
+    one of `roots` (each resolved too), else None."""
+    try:
+        real = os.path.realpath(local, strict=False)
+    except (OSError, ValueError):
+        return None
+    for root in roots:
+        try:
+            top = os.path.realpath(root, strict=False)
+        except (OSError, ValueError):
+            continue
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            return real
+    return None
 
 
 def _host_problem(parts: SplitResult) -> str | None:

@@ -168,14 +168,14 @@ class MemoriesService:
         history: HistoryService,
         budgets: Budgets | None = None,
         *,
-        git_allow_file: bool = False,
+        git_file_roots: tuple[str, ...] = (),
     ) -> None:
         self.store = store
         self.resolver = resolver
         self.memory = memory
         self.history = history
         self.budgets = budgets or Budgets()
-        self.git_allow_file = git_allow_file
+        self.git_file_roots = git_file_roots
 
     def _spend(self, principal: Principal) -> None:
         budget = self.budgets.of(principal)
@@ -195,7 +195,7 @@ class MemoriesService:
             from agent_memory.domain.memories.gitsource import read_snapshot
 
             url, ref, path = spec.git
-            snapshot = read_snapshot(url, ref, path, allow_file=self.git_allow_file)
+            snapshot = read_snapshot(url, ref, path, file_roots=self.git_file_roots)
         author = Author(principal.kind, principal.public_id, principal.name)
         memory = OrgMemory(
             memory_id=new_memory_id(),
@@ -470,7 +470,7 @@ class MemoriesService:
             raise ApiError("validation_failed", "This Memory is not synced from Git: it has nothing to sync.")
         from agent_memory.domain.memories.gitsource import read_snapshot
 
-        snapshot = read_snapshot(mem.git.url, mem.git.ref, mem.git.path, allow_file=self.git_allow_file)
+        snapshot = read_snapshot(mem.git.url, mem.git.ref, mem.git.path, file_roots=self.git_file_roots)
         self._spend(door.context.principal)
         return self._import(door.context.principal, mem, snapshot, lambda r: r)
 

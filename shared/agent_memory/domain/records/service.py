@@ -75,10 +75,6 @@ EXPORT_LAYERS = ("Workspace", "Session")
 _EXPORT_LINE_OVERHEAD = 2048
 
 
-def _not_found() -> ApiError:
-    return ApiError("not_found", "No record with that id is visible to you.")
-
-
 @dataclass(frozen=True, slots=True)
 class RecordSpec:
     """An append as the request asks for it (edges/requests/records.py has checked every field)."""
@@ -267,20 +263,16 @@ class RecordsService:
     def _record_refs(self, ws_id: str, record_id: str) -> list[Ref]:
         return [Ref.record(ws_id, "Workspace", record_id), Ref.record(ws_id, "Session", record_id)]
 
-    def _found(self, caller: Caller, got: dict[Ref, Any], record_id: str) -> TypedRecord:
-        for ref in self._record_refs(caller.workspace.public_id, record_id):
-            rec = got.get(ref)
-            if rec is not None:
-                if not caller.sees(rec):
-                    break
-                return rec  # type: ignore[no-any-return]
-        raise _not_found()
+    def _found(self, caller: Caller, got: dict[Ref, Any], record_id: str, *, write: bool = False) -> TypedRecord:
+        refs = self._record_refs(caller.workspace.public_id, record_id)
+        rec: TypedRecord | None = next((got[ref] for ref in refs if got.get(ref) is not None), None)
+        return access.reaches_record(caller.principal, caller.workspace, caller.role, rec, write=write)
 
-    def _opened(
-        self, presented: PresentedToken | None, ws_id: str, record_id: str, *, write: bool
-    ) -> tuple[Caller, TypedRecord]:
-        caller, got = self._caller(presented, ws_id, self._record_refs(ws_id, record_id), write=write)
-        return caller, self._found(caller, got, record_id)
+    def _opened(self, presented: Acting, ws_id: str, record_id: str, *, write: bool) -> tuple[Caller, TypedRecord]:
+        # Standing is judged after the record is found (access.reaches_record): a viewer asking to change a
+        # record it may not see learns no more than that nothing is there.
+        caller, got = self._caller(presented, ws_id, self._record_refs(ws_id, record_id), write=False)
+        return caller, self._found(caller, got, record_id, write=write)
 
     # ---- append -------------------------------------------------------------------------------------
 
@@ -493,7 +485,7 @@ class RecordsService:
 
     # ---- one record ---------------------------------------------------------------------------------
 
-    def show(self, presented: PresentedToken | None, ws_id: str, record_id: str) -> TypedRecord:
+    def show(self, presented: Acting, ws_id: str, record_id: str) -> TypedRecord:
         return self._opened(presented, ws_id, record_id, write=False)[1]
 
     def update(

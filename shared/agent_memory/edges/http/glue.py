@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_memory.api.contract import RouteSpec, parameter_rule, path_parameters
 from agent_memory.api.errors import ApiError
-from agent_memory.core.idempotency import Answer, UnitOfWork, check_key
+from agent_memory.core.idempotency import KEY_FIELD, Answer, UnitOfWork, check_key, one_key
 from agent_memory.core.ids import PresentedToken, parse_token
 
 MAX_BODY_BYTES = 512 * 1024
@@ -221,8 +221,14 @@ def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     )
 
 
+# On every answer, whatever its route or status: no browser guesses a type other than the one sent (an
+# answer echoing stored text is never run as a script or a page), and no cache keeps an answer that an
+# authenticated caller was given (the error envelope and the public pages are not worth keeping either).
+SAFE_HEADERS: dict[str, str] = {"x-content-type-options": "nosniff", "cache-control": "no-store"}
+
+
 def response(reply: Reply) -> dict[str, Any]:
-    headers = {"content-type": "application/json", "cache-control": "no-store", **reply.headers}
+    headers = {"content-type": "application/json", **reply.headers, **SAFE_HEADERS}
     extra: dict[str, Any] = {"cookies": list(reply.cookies)} if reply.cookies else {}
     if reply.status == 204 or reply.body is None:
         return {"statusCode": reply.status, "headers": headers, "body": "", **extra}
@@ -238,10 +244,18 @@ def idempotency_key(req: Request) -> str | None:
     if req.route.access not in ("write", "operator"):
         return None
     raw = req.headers.get("idempotency-key")
-    if raw is None and req.route.name == "call_tool":
-        # A tool call may carry it in the body (an agent runtime's tool call has no headers of its own).
-        raw = req.body.get("idempotency_key") if isinstance(req.body.get("idempotency_key"), str) else None
-    return None if raw is None else check_key(raw)
+    if req.route.name != "call_tool":
+        return None if raw is None else check_key(raw)
+    # A tool call may carry it in the body too (an agent runtime's tool call has no headers of its own), and
+    # inside the tool's input (the model's own argument): all three mean the one key.
+    tool_input = req.body.get("input")
+    return one_key(
+        [
+            ("The Idempotency-Key header", raw),
+            (KEY_FIELD, req.body.get(KEY_FIELD)),
+            (f"input.{KEY_FIELD}", tool_input.get(KEY_FIELD) if isinstance(tool_input, dict) else None),
+        ]
+    )
 
 
 def error_reply(err: ApiError) -> Reply:

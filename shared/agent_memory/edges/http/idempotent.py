@@ -6,7 +6,7 @@ the record used only once the token holds); a replay costs that one read and not
 
 from __future__ import annotations
 
-from agent_memory.core.idempotency import UnitOfWork, fingerprint, judge, unit_of_work
+from agent_memory.core.idempotency import KEY_FIELD, UnitOfWork, fingerprint, judge, unit_of_work, without_key
 from agent_memory.core.ports import Ref
 from agent_memory.domain.directory.service import require_operator
 from agent_memory.edges import services
@@ -17,8 +17,9 @@ from agent_memory.edges.http.secrets import operator_key
 def open_request(req: Request, key: str) -> UnitOfWork:
     """The unit of work of a keyed HTTP request, after replaying or refusing what its key already answered."""
     body = req.body
-    if req.route.name == "call_tool" and "idempotency_key" in body:
-        body = {k: v for k, v in body.items() if k != "idempotency_key"}
+    if req.route.name == "call_tool":
+        # The key is not part of the request it names, wherever it was carried.
+        body = {k: without_key(v) if k == "input" else v for k, v in body.items() if k != KEY_FIELD}
     if req.body_error is not None:
         body = {"unreadable_body": req.body_error.message}
     print_ = fingerprint(req.method, req.route.name, req.params, body)

@@ -65,7 +65,11 @@ def _served(route: RouteSpec, fn: Handler, req: Request) -> Reply:
         return reply_of(route, fn(req))
 
     out = run(Keyed(lambda: open_request(req, key), attempt, answer_of))
-    return replayed(out.answer) if isinstance(out, Replay) else out
+    if not isinstance(out, Replay):
+        return out
+    from agent_memory.edges.http.refill import refilled
+
+    return replayed(refilled(req, out.answer))
 
 
 def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any = None) -> dict[str, Any]:

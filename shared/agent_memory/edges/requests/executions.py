@@ -97,11 +97,23 @@ class SessionFile(Body):
     file: SessionFileFields
 
 
+class SessionFileChangeFields(SessionFileFields):
+    """A write, edit or delete: the condition pair must be sent (null and null: "create only if absent"), as
+    on every other door; a body without it is parameter_missing, never taken for a create."""
+
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
+
+
+class SessionFileChange(Body):
+    file: SessionFileChangeFields
+
+
 class SessionFileRenameFields(PairRule):
     path: AbsolutePath
     new_path: AbsolutePath
-    expected_public_id: OptionalUuid = None
-    expected_lock_version: OptionalCounter = None
+    expected_public_id: OptionalUuid
+    expected_lock_version: OptionalCounter
 
 
 class SessionFileRename(Body):

@@ -55,6 +55,16 @@ _LV_HELP = (
 )
 
 
+_KEY_HELP = (
+    "Optional: a key of your own for this change, 1 to 128 printable ASCII characters (your tool call's id "
+    "will do). The same call sent again with the same key is applied once and answers as it did the first time."
+)
+
+# A tool that changes something takes the call's Idempotency-Key among its arguments too. The entries take
+# it out before the tool reads them (core/idempotency.py `one_key`): the field only tells the model of it.
+KeyArgument = Annotated[str | None, Field(description=_KEY_HELP)]
+
+
 class MemoryLsInput(ToolInput):
     path: OptionalPathText = Field(
         default=None,
@@ -73,6 +83,7 @@ class MemoryWriteInput(PairRule, ToolInput):
     content: Content = Field(description="The whole new text of the document (markdown, at most 64 KiB).")
     expected_public_id: OptionalUuid = Field(description=_PID_HELP)
     expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
+    idempotency_key: KeyArgument = None
 
 
 class MemoryEditInput(PairRule, ToolInput):
@@ -81,12 +92,14 @@ class MemoryEditInput(PairRule, ToolInput):
     new_text: Content = Field(description="The text that replaces old_text (may be empty to remove it).")
     expected_public_id: OptionalUuid = Field(description=_PID_HELP)
     expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
+    idempotency_key: KeyArgument = None
 
 
 class MemoryDeleteInput(PairRule, ToolInput):
     path: PathText = Field(description=_PATH_HELP)
     expected_public_id: OptionalUuid = Field(description=_PID_HELP)
     expected_lock_version: OptionalCounter = Field(description=_LV_HELP)
+    idempotency_key: KeyArgument = None
 
 
 class MemoryHistoryInput(ToolInput):
@@ -142,6 +155,7 @@ class MemoryAppendInput(ToolInput):
         default=None, description="Optional: what it came from, such as a pull request or a message id."
     )
     observed_at: Instant | None = Field(default=None, description="Optional: when it was observed (ISO 8601).")
+    idempotency_key: KeyArgument = None
 
     @model_validator(mode="after")
     def _validity(self) -> MemoryAppendInput:

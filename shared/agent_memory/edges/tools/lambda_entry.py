@@ -17,7 +17,16 @@ from typing import Any
 from agent_memory.api.contract import BY_NAME
 from agent_memory.api.errors import ApiError
 from agent_memory.core import observability
-from agent_memory.core.idempotency import Answer, UnitOfWork, check_key, fingerprint, judge, unit_of_work
+from agent_memory.core.idempotency import (
+    KEY_FIELD,
+    Answer,
+    UnitOfWork,
+    fingerprint,
+    judge,
+    one_key,
+    unit_of_work,
+    without_key,
+)
 from agent_memory.core.ids import PresentedToken, parse_token
 from agent_memory.edges import services
 from agent_memory.render import views
@@ -47,12 +56,17 @@ def invoke(event: object) -> dict[str, Any]:
             "not_authenticated", "Send the execution's secret (as 'secret') or the principal's token (as 'token')."
         )
     proof = secret if isinstance(secret, str) and secret else None
-    idem = event.get("idempotency_key")
+    # The key beside the input and the key inside it (the model's own argument) mean the one key.
+    idem = one_key(
+        [
+            (KEY_FIELD, event.get(KEY_FIELD)),
+            (f"input.{KEY_FIELD}", raw.get(KEY_FIELD) if isinstance(raw, dict) else None),
+        ]
+    )
+    raw = without_key(raw)
     if idem is None:
         return views.tool_result(services.tools().call(execution, tool, raw, presented, secret=proof))
-    if not isinstance(idem, str):
-        raise ApiError("parameter_invalid", "idempotency_key must be a string.")
-    return _keyed(execution, tool, raw, presented, proof, check_key(idem), token if isinstance(token, str) else None)
+    return _keyed(execution, tool, raw, presented, proof, idem, token if isinstance(token, str) else None)
 
 
 def _keyed(
@@ -88,7 +102,12 @@ def _keyed(
             refusals=False,
         )
     )
-    return dict(out.answer.body) if isinstance(out, Replay) else out
+    if not isinstance(out, Replay):
+        return out
+    from agent_memory.core.idempotency import refill
+    from agent_memory.edges.refill import session
+
+    return dict(refill(out.answer.body, session(execution, presented, proof)))
 
 
 def open_call(

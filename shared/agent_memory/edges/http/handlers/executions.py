@@ -62,14 +62,17 @@ def _tool_result(result: ToolResult) -> object:
 
 
 def call_tool(req: Request) -> object:
+    from agent_memory.core.idempotency import without_key
     from agent_memory.edges.requests.executions import CallTool
 
     body = parsed(req, CallTool)
     p = req.params
+    # The key the input may carry is the call's (edges/http/glue.py read it), not one of the tool's arguments.
+    tool_input = without_key(body.input)
     return answered(
         req,
         _tool_result,
-        lambda: services.tools().call(p["execution_public_id"], p["tool_name"], body.input, req.token),
+        lambda: services.tools().call(p["execution_public_id"], p["tool_name"], tool_input, req.token),
     )
 
 
@@ -96,11 +99,11 @@ def execution_mounts(req: Request) -> object:
     return {"mounts": [views.mount(m) for m in ex.mounts]}
 
 
-def _placed(req: Request) -> tuple[Any, Any]:
+def _placed(req: Request, *, change: bool = False) -> tuple[Any, Any]:
     from agent_memory.domain.memories.mounts import locate, relative_paths
-    from agent_memory.edges.requests.executions import SessionFile
+    from agent_memory.edges.requests.executions import SessionFile, SessionFileChange
 
-    f = parsed(req, SessionFile).file
+    f = parsed(req, SessionFileChange).file if change else parsed(req, SessionFile).file
     # A root-relative path is parsed before any I/O, so its document rides in the resolver's batch.
     ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token, paths=relative_paths(f.path))
     return f, locate(ex, ctx, f.path)
@@ -133,7 +136,7 @@ def _required(value: str | None, field: str) -> str:
 
 
 def session_file_write(req: Request) -> object:
-    f, placed = _placed(req)
+    f, placed = _placed(req, change=True)
     content = _required(f.content, "content")
     placed.require_writable()
     return answered(
@@ -156,7 +159,7 @@ def session_file_write(req: Request) -> object:
 
 
 def session_file_edit(req: Request) -> object:
-    f, placed = _placed(req)
+    f, placed = _placed(req, change=True)
     old, new = _required(f.old_text, "old_text"), _required(f.new_text, "new_text")
     placed.require_writable()
     return answered(
@@ -170,7 +173,7 @@ def session_file_edit(req: Request) -> object:
 
 
 def session_file_delete(req: Request) -> object:
-    f, placed = _placed(req)
+    f, placed = _placed(req, change=True)
     placed.require_writable()
     return answered(
         req,
