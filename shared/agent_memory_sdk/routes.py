@@ -2566,22 +2566,43 @@ class Routes:
             ),
         )
 
-    def console_asset(
+    def console_script(
         self,
         *,
-        asset: str,
         headers: Mapping[str, str] | None = None,
         read_only: bool | None = None,
     ) -> str:
-        """GET /console/{asset} (200)
+        """GET /console/console.js (200)
 
-        One of the console's own script and style files.
+        The console's script.
         """
         return cast(
             "str",
             self._client.call(
-                "console_asset",
-                {"asset": asset},
+                "console_script",
+                {},
+                None,
+                headers=headers,
+                read_only=read_only,
+                text=True,
+            ),
+        )
+
+    def console_style(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> str:
+        """GET /console/console.css (200)
+
+        The console's styles.
+        """
+        return cast(
+            "str",
+            self._client.call(
+                "console_style",
+                {},
                 None,
                 headers=headers,
                 read_only=read_only,

@@ -47,8 +47,6 @@ NAME_RULES: Final[dict[str, ParameterRule]] = {
     ),
     "tool_name": ParameterRule(r"^[a-z][a-z0-9_]{0,63}$", "a tool name such as 'memory_read'"),
     "memory_id": ParameterRule(r"^mem_[0-9a-f]{32}$", "a Memory id: mem_ and 32 lowercase hex digits"),
-    # The console's own files (render/console/): a closed list, so no other path is ever read from disk.
-    "asset": ParameterRule(r"^(console\.js|console\.css)$", "one of the console's files: console.js, console.css"),
 }
 
 
@@ -1010,14 +1008,24 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         description="The console: the page people use to see, edit and govern memory (sign in there with a "
         "Human's token). Needs no token to load.",
     ),
+    # The console's own files (render/console/), one route each: no path from a request is read from disk.
     RouteSpec(
-        name="console_asset",
+        name="console_script",
         method="GET",
-        path="/console/{asset}",
+        path="/console/console.js",
         access="public",
         handler="console:console_asset",
-        media="text/plain",
-        description="One of the console's own script and style files.",
+        media="text/javascript",
+        description="The console's script.",
+    ),
+    RouteSpec(
+        name="console_style",
+        method="GET",
+        path="/console/console.css",
+        access="public",
+        handler="console:console_asset",
+        media="text/css",
+        description="The console's styles.",
     ),
     RouteSpec(
         name="console_session",

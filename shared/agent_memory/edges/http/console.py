@@ -116,6 +116,6 @@ def cookie_caller(req: Request) -> PresentedToken | None:
 
 
 def asset(name: str) -> tuple[str, dict[str, str]]:
-    """One of the console's files (the contract's `asset` rule names the only ones) and its headers."""
+    """One of the console's files (each route names its own) and its headers."""
     path = ASSETS / name
     return path.read_text(encoding="utf-8"), {**PAGE_HEADERS, "content-type": MEDIA[path.suffix]}

@@ -21,7 +21,8 @@ def console_page(req: Request) -> object:
 
 
 def console_asset(req: Request) -> object:
-    text, headers = console.asset(req.params["asset"])
+    # The file the route's own path names (console.js, console.css), never one a request spells.
+    text, headers = console.asset(req.route.path.rsplit("/", 1)[1])
     return Shown(text, headers)
 
 

@@ -1,5 +1,0 @@
-"""GET /console/{asset}"""
-
-from agent_memory.edges.http.lambda_entry import entry
-
-handler = entry("console_asset")
