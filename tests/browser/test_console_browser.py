@@ -573,6 +573,16 @@ def test_a_conversations_documents_by_scope_versions_review_and_fork(api: Api, b
     page.until("return document.querySelectorAll('li[data-path=\"conversation/plan.md\"] ol.versions li').length === 2")
     page.axe()
     page.shot(shots, "conversation")
+    # Promote the first version into a skill's notes (a new skill, with its description)
+    page.button("Promote into a skill", page.css('li[data-path="conversation/plan.md"] li[data-version="0"]')).click()
+    page.fill("Skill name", "deploy")
+    page.fill("Description (a new skill)", "How we ship")
+    page.button("Promote", page.css('form[aria-label="Promote into a skill\'s notes"]')).click()
+    page.status("Promoted version 0 into workspace/skills/deploy")
+    skill = api.post(f"/workspaces/{ws}/memory/show", ada, {"memory": {"path": "workspace/skills/deploy"}})
+    assert skill.status_code == 200, skill.text
+    assert "ship friday" in skill.json()["memory"]["content"]
+    assert skill.json()["memory"]["description"] == "How we ship"
     page.button("Release", page.css('li[data-path="workspace/notes.md"]')).click()
     page.status("Released workspace/notes.md")
     shown = api.post(f"{base}/show", bob, {"memory": {"path": "workspace/notes.md"}})

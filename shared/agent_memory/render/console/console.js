@@ -843,9 +843,13 @@ async function conversationPage(ws, conv) {
         versions.addEventListener("click", async () => {
           const r = await api("POST", `${base}/memory/versions`, { memory: { path: doc.path } });
           if (!r.ok) return failed(r);
-          li.append(h("ol", { class: "versions", reversed: true }, r.data.versions.map((v) =>
-            h("li", {}, `v${v.lock_version} · ${v.operation} · ${author(v.author)} · ${when(v.written_at)}${v.overwrote_concurrent_edit ? " · overwrote a concurrent edit" : ""}${v.redacted ? " · redacted" : ""}`),
-          )));
+          li.append(h("ol", { class: "versions", reversed: true }, r.data.versions.map((v) => {
+            const item = h("li", { "data-version": v.lock_version }, `v${v.lock_version} · ${v.operation} · ${author(v.author)} · ${when(v.written_at)}${v.overwrote_concurrent_edit ? " · overwrote a concurrent edit" : ""}${v.redacted ? " · redacted" : ""}`);
+            if (!v.redacted) {
+              item.append(" ", h("button", { type: "button", on: { click: () => promoteToSkill(ws, conv, doc.path, v, item) } }, "Promote into a skill"));
+            }
+            return item;
+          })));
           versions.disabled = true;
         });
         li.append(" ", versions);
@@ -866,6 +870,40 @@ async function conversationPage(ws, conv) {
   }
   if (!scopes.size) parts.push(h("p", {}, "No documents."));
   show(...parts);
+}
+
+function promoteToSkill(ws, conv, path, v, where) {
+  // A skill's notes are a workspace document under workspace/skills/<name>; promoting appends a section
+  // naming where it came from (the service never overwrites a skill), conditional on the skill as read now.
+  const name = h("input", { type: "text", required: true, name: "skill" });
+  const description = h("input", { type: "text", name: "skill_description" });
+  const form = h(
+    "form",
+    { class: "inline", "aria-label": "Promote into a skill's notes" },
+    field("Skill name", name),
+    field("Description (a new skill)", description),
+    h("button", { type: "submit" }, "Promote"),
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const target = `workspace/skills/${name.value.trim()}`;
+    const now = await api("POST", `/workspaces/${ws}/memory/show`, { memory: { path: target } });
+    if (!now.ok && now.status !== 404) return failed(now);
+    const doc = now.ok ? now.data.memory : null;
+    const body = {
+      source: { conversation_public_id: conv, path, lock_version: v.lock_version },
+      target_path: target,
+      expected_public_id: doc ? doc.public_id : null,
+      expected_lock_version: doc ? doc.lock_version : null,
+    };
+    if (!doc && description.value.trim()) body.description = description.value.trim();
+    const r = await api("POST", `/workspaces/${ws}/memory/promote`, { promote: body });
+    if (!r.ok) return failed(r);
+    say(`Promoted version ${v.lock_version} into ${target}.`);
+    form.remove();
+  });
+  where.append(form);
+  name.focus();
 }
 
 // ---- the router ----------------------------------------------------------------------------------------
