@@ -666,3 +666,43 @@ def test_archive_and_delete_confirm_naming_what_is_attached(api: Api, browsers: 
     page.button("Archive", page.css('[role="alertdialog"]')).click()
     page.status("Archived old")
     assert api.get(f"/memories/{ids['old']}", ada).json()["memory"]["archived"] is True
+
+
+def test_every_step_of_a_visit_works_from_the_keyboard(api: Api, browsers: Any) -> None:
+    """Sign in, open a Memory from the map, and answer a confirmation, with Tab and Enter only."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    ada = api.account(human="ada")
+    mem = api.post("/memories", ada, {"memory": {"name": "keys"}}).json()["memory"]["memory_id"]
+    page = Page(browsers(), api.url)
+    keys = ActionChains(page.d)
+
+    def tab_to(script: str) -> None:
+        """Press Tab until the focused element is the one `script` (given `el`) names."""
+        for _ in range(80):
+            if page.d.execute_script(f"const el = document.activeElement; return !!({script})"):
+                return
+            keys.send_keys(Keys.TAB).perform()
+        pytest.fail(f"Tab never reached {script}")
+
+    page.go()
+    page.css("form.signin")
+    tab_to("el.name === 'token'")
+    keys.send_keys(ada.token, Keys.ENTER).perform()
+    page.heading("Memories")
+    tab_to("el.getAttribute('href') === '#/map'")
+    keys.send_keys(Keys.ENTER).perform()
+    page.heading("Memory map")
+    tab_to(f"el.getAttribute('href') === '#/memory/{mem}'")
+    keys.send_keys(Keys.ENTER).perform()
+    page.heading("keys")
+    page.hash("#/memories")
+    page.heading("Memories")
+    tab_to("el.tagName === 'BUTTON' && el.textContent === 'Archive'")
+    keys.send_keys(Keys.ENTER).perform()
+    # The confirmation takes the focus; Enter answers it
+    page.until("return document.activeElement.closest('[role=alertdialog]') !== null")
+    keys.send_keys(Keys.ENTER).perform()
+    page.status("Archived keys")
+    assert api.get(f"/memories/{mem}", ada).json()["memory"]["archived"] is True

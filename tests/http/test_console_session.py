@@ -80,9 +80,22 @@ def test_the_cookie_calls_the_same_routes_and_changes_need_the_csrf_token(api: A
     assert [f["path"] for f in files["files"]] == ["a.md"]
     ok = s.post(f"{api.url}{API}/memories/{mine}/files", json=body, headers={"X-CSRF-Token": csrf}, timeout=30)
     assert ok.status_code == 201, ok.text
-    # Another person's session is theirs: bob's cookie reaches only what bob's token does.
-    bs, _ = browser(api, bob)
-    assert bs.get(f"{api.url}{API}/memories", timeout=30).json() == api.get("/memories", bob).json()
+    # Another person's session is theirs: bob's cookie reaches only what bob's token does (not a Memory
+    # whose Access panel names only Ada).
+    private = Memories(api).made(ada, "private", access={"humans": [ada.public_id], "workspaces": []})["memory_id"]
+    bs, bob_csrf = browser(api, bob)
+    seen = bs.get(f"{api.url}{API}/memories", timeout=30).json()
+    assert seen == api.get("/memories", bob).json()
+    assert private not in [m["memory_id"] for m in seen["memories"]]
+    assert bs.get(f"{api.url}{API}/memories/{private}", timeout=30).status_code == 404
+    denied = bs.post(
+        f"{api.url}{API}/memories/{private}/files", json=body, headers={"X-CSRF-Token": bob_csrf}, timeout=30
+    )
+    assert denied.status_code == 404, denied.text
+    # One session's CSRF token is no other's
+    assert (
+        bs.post(f"{api.url}{API}/memories/{mine}/files", json=body, headers={"X-CSRF-Token": csrf}).status_code == 403
+    )
     # The cookie never widens an agent: agents cannot sign in, so no cookie stands for one (above).
 
 
