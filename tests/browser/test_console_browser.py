@@ -410,6 +410,12 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     # Sign out: the session ends; the page asks to sign in again, and the old session cannot call the API
     one.hash("#/memories")
     one.heading("Memories")
+    # (the list names each Memory's attachments: the agent and its mode)
+    one.until(
+        "const td = document.querySelector(`tr[data-memory='${arguments[0]}'] td.attached`);"
+        "return td && td.textContent === 'scout (readonly)'",
+        mem,
+    )
     one.unharmed()
     one.axe()
     one.shot(shots, "memories")
@@ -522,6 +528,9 @@ def test_navigation_timing_of_the_heaviest_pages(api: Api, browsers: Any) -> Non
         page.go("#/memories")
         page.until("return document.querySelectorAll('tr[data-memory]').length === 200")
         out["memories_200"].append(_timing(page, api_part, "memories_200"))
+        # The attachments' names come after the list is drawn (one map request): let it finish, so the
+        # next page is timed on a quiet server.
+        page.until("return performance.getEntriesByType('resource').some((r) => r.name.endsWith('/memory_map'))")
         page.d.get("about:blank")
         page.go(file_hash(mems[0], "big.md"))
         page.until("const t = document.querySelector('textarea'); return t && t.value.length === 65536")

@@ -285,7 +285,7 @@ async function memoriesPage() {
       h("th", { scope: "row" }, h("a", { href: `#/memory/${m.memory_id}`, class: "name" }, m.name), m.archived ? " (archived)" : ""),
       h("td", { class: "desc" }, m.description),
       h("td", {}, defaultText(m.default)),
-      h("td", {}, String(m.attachment_count ?? 0)),
+      h("td", { class: "attached" }, String(m.attachment_count ?? 0)),
       h("td", {}, m.written_by ? `${author(m.written_by)}, ${when(m.written_at)}` : ""),
       h("td", {}, `${m.file_count} · ${size(m.bytesize)}`),
       actions,
@@ -299,6 +299,22 @@ async function memoriesPage() {
     h("tbody", {}, rows),
   );
   show(h("h1", {}, "Memories"), create, h("div", { class: "scroll" }, table));
+  // Then the attachments by name (agent, mode, read first): the map names them all in one request, asked
+  // once the list is drawn so the list never waits for it.
+  api("GET", "/memory_map").then((g) => {
+    if (!g.ok) return;
+    const names = new Map(g.data.nodes.map((n) => [n.id, n.name]));
+    const attached = new Map();
+    for (const e of g.data.edges) {
+      if (e.kind !== "attachment") continue;
+      if (!attached.has(e.from)) attached.set(e.from, []);
+      attached.get(e.from).push(`${names.get(e.to) || e.to} (${e.mode}${e.read_first ? ", read first" : ""})`);
+    }
+    for (const row of table.querySelectorAll("tr[data-memory]")) {
+      const these = attached.get(row.dataset.memory);
+      if (these) row.querySelector("td.attached").textContent = these.join(", ");
+    }
+  });
 }
 
 async function archiveMemory(m, where) {
