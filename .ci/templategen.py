@@ -225,7 +225,8 @@ ROLES: dict[RoleClass, tuple[str, str]] = {
 
 
 def role_class(route: Route) -> RoleClass:
-    return route.access, route.content
+    # The console's session routes read tokens and write their session item: the table-only write role.
+    return ("write" if route.access == "console" else route.access), route.content
 
 
 def _statements(cls: RoleClass) -> str:

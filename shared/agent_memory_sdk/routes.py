@@ -2543,6 +2543,136 @@ class Routes:
             ),
         )
 
+    def console_page(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> str:
+        """GET /console (200)
+
+        The console: the page people use to see, edit and govern memory (sign in there with a Human's token).
+        Needs no token to load.
+        """
+        return cast(
+            "str",
+            self._client.call(
+                "console_page",
+                {},
+                None,
+                headers=headers,
+                read_only=read_only,
+                text=True,
+            ),
+        )
+
+    def console_script(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> str:
+        """GET /console/console.js (200)
+
+        The console's script.
+        """
+        return cast(
+            "str",
+            self._client.call(
+                "console_script",
+                {},
+                None,
+                headers=headers,
+                read_only=read_only,
+                text=True,
+            ),
+        )
+
+    def console_style(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> str:
+        """GET /console/console.css (200)
+
+        The console's styles.
+        """
+        return cast(
+            "str",
+            self._client.call(
+                "console_style",
+                {},
+                None,
+                headers=headers,
+                read_only=read_only,
+                text=True,
+            ),
+        )
+
+    def console_session(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """GET /console/api/session (200)
+
+        Who the console's session cookie signs in, and the CSRF token every change must carry in X-CSRF-Token.
+        401 without a live session.
+        """
+        return cast(
+            "dict[str, Any]",
+            self._client.call(
+                "console_session",
+                {},
+                None,
+                headers=headers,
+                read_only=read_only,
+            ),
+        )
+
+    def console_sign_in(
+        self,
+        *,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """POST /console/api/session (201)
+
+        Exchange a Human's token (in the body, never the URL) for a console session cookie; an agent's token is
+        refused.
+        """
+        return cast(
+            "dict[str, Any]",
+            self._client.call(
+                "console_sign_in",
+                {},
+                body,
+                headers=headers,
+                read_only=read_only,
+            ),
+        )
+
+    def console_sign_out(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        read_only: bool | None = None,
+    ) -> None:
+        """POST /console/api/session/delete (204)
+
+        End the console session the cookie names; the cookie is cleared.
+        """
+        self._client.call(
+            "console_sign_out",
+            {},
+            None,
+            headers=headers,
+            read_only=read_only,
+        )
+
     def records_append(
         self,
         *,

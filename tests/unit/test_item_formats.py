@@ -25,6 +25,7 @@ from agent_memory.core.model import (
     Anchor,
     Attachment,
     Author,
+    ConsoleSession,
     Conversation,
     Document,
     EntryPage,
@@ -343,6 +344,11 @@ WRITTEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]]
     "entry_page": (lambda: kinds.ENTRY_PAGE.item(PAGE), kinds.ENTRY_PAGE.read, PAGE),
     "entry_page_copy": (lambda: kinds.ENTRY_PAGE.item(PAGE, conversation_id="cv_7"), None, None),
     "fork_base": (lambda: kinds.FORK_BASE.item(FORK_BASE), kinds.FORK_BASE.read, FORK_BASE),
+    "console_session": (
+        lambda: kinds.CONSOLE_SESSION.item(ConsoleSession("sd", "hu_1", "td", 1767312000, 1767340800)),
+        kinds.CONSOLE_SESSION.read,
+        ConsoleSession("sd", "hu_1", "td", 1767312000, 1767340800),
+    ),
 }
 
 # Kinds whose items are written by update expressions: a stored item, and the row it reads back as.

@@ -47,6 +47,7 @@ CORE = frozenset(
 # domain services, the resolver and the store are imported inside the verbs, on the first request.
 BY_HANDLER_MODULE: dict[str, frozenset[str]] = {
     "directory": frozenset({"agent_memory.edges.http.secrets"}),  # create_account's operator key (stdlib only)
+    "console": frozenset({"agent_memory.edges.http.console"}),  # the session and cookie rules (stdlib only)
 }
 # The in-account tool door has no HTTP route of its own.
 TOOL_INVOKE = frozenset(CORE - {"agent_memory.edges.http.handlers", "agent_memory.edges.http.lambda_entry"}) | {

@@ -65,7 +65,9 @@ def parameter_rule(name: str) -> ParameterRule:
 #   write     token; reads and writes the table and content
 #   operator  X-Operator-Key instead of a token; writes the table; reads the operator key parameter
 #   public    no token and no AWS access (static answers)
-Access = Literal["read", "write", "operator", "public"]
+#   console   the console's sign-in and session: a Human's token in the body or the session cookie, never
+#             a Bearer header; writes the table (the session item) and takes no Idempotency-Key
+Access = Literal["read", "write", "operator", "public", "console"]
 # What a route does with content versions in S3, and so the S3 actions its IAM role carries
 # ("delete": a redaction deletes a version's object and reads none).
 Content = Literal["none", "read", "write", "delete"]
@@ -998,6 +1000,65 @@ ROUTES: Final[tuple[RouteSpec, ...]] = (
         handler="memories:memory_map_page",
         media="text/html",
         description="The memory map as one self-contained HTML page.",
+    ),
+    # ---- the console (render/console/, edges/http/console.py) ----
+    RouteSpec(
+        name="console_page",
+        method="GET",
+        path="/console",
+        access="public",
+        handler="console:console_page",
+        media="text/html",
+        description="The console: the page people use to see, edit and govern memory (sign in there with a "
+        "Human's token). Needs no token to load.",
+    ),
+    # The console's own files (render/console/), one route each: no path from a request is read from disk.
+    RouteSpec(
+        name="console_script",
+        method="GET",
+        path="/console/console.js",
+        access="public",
+        handler="console:console_asset",
+        media="text/javascript",
+        description="The console's script.",
+    ),
+    RouteSpec(
+        name="console_style",
+        method="GET",
+        path="/console/console.css",
+        access="public",
+        handler="console:console_asset",
+        media="text/css",
+        description="The console's styles.",
+    ),
+    RouteSpec(
+        name="console_session",
+        method="GET",
+        path="/console/api/session",
+        access="console",
+        handler="console:console_session",
+        description="Who the console's session cookie signs in, and the CSRF token every change must carry in "
+        "X-CSRF-Token. 401 without a live session.",
+    ),
+    RouteSpec(
+        name="console_sign_in",
+        method="POST",
+        path="/console/api/session",
+        access="console",
+        handler="console:console_sign_in",
+        request="ConsoleSignIn",
+        status=201,
+        description="Exchange a Human's token (in the body, never the URL) for a console session cookie; an "
+        "agent's token is refused.",
+    ),
+    RouteSpec(
+        name="console_sign_out",
+        method="POST",
+        path="/console/api/session/delete",
+        access="console",
+        handler="console:console_sign_out",
+        status=204,
+        description="End the console session the cookie names; the cookie is cleared.",
     ),
     # ---- typed records ----
     RouteSpec(

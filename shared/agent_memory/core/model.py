@@ -249,6 +249,19 @@ class ExecutionStop:
     stopped_by: str
 
 
+@dataclass(frozen=True, slots=True)
+class ConsoleSession:
+    """A person signed in to the console. The cookie's random session id is kept only as its digest, and
+    the token the person signed in with only as the digest its TOKEN row is keyed by: every request
+    authenticates through that row, so rotating or revoking the token ends the session too."""
+
+    session_digest: str
+    human_id: str
+    token_digest: str
+    created_at: int
+    expires_at: int
+
+
 QuarantineStatus = Literal["pending", "released", "rejected"]
 
 

@@ -53,6 +53,17 @@ class HumanView(Answer):
     created_at: When = _when("When they were added.")
 
 
+class ConsoleSessionAnswer(Answer):
+    """A console session: who it signs in, and the CSRF token each of its changes carries."""
+
+    human: HumanView
+    csrf_token: str = Field(
+        description="Send it as X-CSRF-Token on every request from the console that is not a GET.",
+        examples=["3f1c0e9b7a"],
+    )
+    expires_at: When = _when("When the session ends, unless it is ended sooner.")
+
+
 class Withheld(Answer):
     """An answer carrying a secret: an Idempotency-Key replay answers it with the secret null and this set."""
 
@@ -698,6 +709,8 @@ class MapAnswer(Answer):
 # Each handler's answer, so a door's four routes share one line; ANSWERS spells it per route name.
 _BY_HANDLER: dict[str, str] = {
     "directory:create_account": "AccountCreated",
+    "console:console_session": "ConsoleSessionAnswer",
+    "console:console_sign_in": "ConsoleSessionAnswer",
     "directory:create_human": "HumanCreated",
     "directory:rotate_human_credentials": "HumanCreated",
     "directory:create_workspace": "WorkspaceAnswer",

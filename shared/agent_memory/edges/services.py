@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent_memory.domain.memory.skills import SkillService
     from agent_memory.domain.records.service import RecordsService
     from agent_memory.edges.tools.dispatch import ToolRunner
+    from agent_memory.store.sessions import ConsoleSessions
 
 
 def settings() -> Settings:
@@ -158,3 +159,10 @@ def merges() -> MergeService:
     from agent_memory.domain.directory.merge import MergeService
 
     return MergeService(store(), resolver(), budgets())
+
+
+def sessions() -> ConsoleSessions:
+    """The console's sessions: a part of the one store (edges/http/console.py)."""
+    from agent_memory.store import get_store
+
+    return get_store()

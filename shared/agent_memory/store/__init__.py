@@ -20,12 +20,24 @@ from agent_memory.store.memories import Memories
 from agent_memory.store.merge import Merges
 from agent_memory.store.reads import Reads
 from agent_memory.store.records import Records
+from agent_memory.store.sessions import ConsoleSessions
 from agent_memory.store.versions import Versions
 
 __all__ = ["CACHE", "DynamoStore", "aws_clients", "get_store", "reset_store"]
 
 
-class DynamoStore(Reads, DirectoryWrites, Versions, Memories, Records, Entries, Merges, Content, IdempotencyRecords):
+class DynamoStore(
+    Reads,
+    DirectoryWrites,
+    Versions,
+    Memories,
+    Records,
+    Entries,
+    Merges,
+    Content,
+    IdempotencyRecords,
+    ConsoleSessions,
+):
     """The production store: one DynamoDB table and one S3 bucket (implements `ports.Store`)."""
 
 

@@ -48,6 +48,7 @@ from agent_memory.core.model import (
     Account,
     Agent,
     Anchor,
+    ConsoleSession,
     Conversation,
     Document,
     EntryPage,
@@ -356,6 +357,17 @@ EXECUTION_STOP: Kind[ExecutionStop] = Kind(
     "the execution was stopped: when, by whom (TTL past its descendants)",
     ExecutionStop,
     Fields(stopped_at=Attr.number("stopped_at", float), stopped_by=Attr(read=lambda it: it.get("stopped_by") or "")),
+)
+CONSOLE_SESSION: Kind[ConsoleSession] = Kind(
+    "",
+    "CONSOLE#{session_digest}",
+    "SESSION",
+    "a console sign-in: the Human, the digest of the token it signed in with (expires_at; TTL)",
+    ConsoleSession,
+    Fields(
+        created_at=Attr.number("created_at", int),
+        expires_at=Attr.number("expires_at", int),
+    ),
 )
 META: Kind[int] = Kind(
     "",

@@ -72,6 +72,10 @@ def build_event(
     for k, v in parse_qsl(query, keep_blank_values=True):
         qs[k] = f"{qs[k]},{v}" if k in qs else v
     text = body.decode("utf-8", errors="surrogateescape") if body else None
+    headers = dict(headers)
+    # As API Gateway does: payload v2 carries the cookies apart from the headers.
+    cookie = headers.pop("cookie", None)
+    cookies = [c.strip() for c in cookie.split(";") if c.strip()] if cookie else None
     route_key = DEFAULT_PATH if route.path == DEFAULT_PATH else f"{route.method} {route.path}"
     return {
         "version": "2.0",
@@ -99,6 +103,7 @@ def build_event(
         },
         "body": text,
         "isBase64Encoded": False,
+        **({"cookies": cookies} if cookies else {}),
     }
 
 
@@ -171,6 +176,9 @@ class Gateway:
             for k, v in req.headers.items():
                 k = k.lower()
                 headers_in[k] = f"{headers_in[k]},{v}" if k in headers_in else v
+            # The proxy says which protocol the client used, as API Gateway does (https there): here always
+            # plain http, so the console's session cookie is not marked Secure on `make run`.
+            headers_in.setdefault("x-forwarded-proto", "http")
             event = build_event(route, req.command, parts.path, parts.query, headers_in, body, params)
             result = self.handlers[route.function](event, _LambdaContext())
             status = result["statusCode"]
@@ -179,6 +187,8 @@ class Gateway:
         req.send_response(status)
         for k, v in headers.items():
             req.send_header(k, v)
+        for c in [] if found is None else result.get("cookies") or []:
+            req.send_header("set-cookie", c)
         req.send_header("content-length", str(len(payload)))
         req.end_headers()
         req.wfile.write(payload)

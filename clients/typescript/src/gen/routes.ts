@@ -127,6 +127,12 @@ export const ROUTES = {
   agent_memories: {"method": "GET", "path": "/agent_api/v1/agents/{agent_public_id}/memories", "params": ["agent_public_id"], "query": [], "safeToRetry": true, "mutation": false, "media": "application/json", "statuses": [200]},
   memory_map: {"method": "GET", "path": "/agent_api/v1/memory_map", "params": [], "query": [], "safeToRetry": true, "mutation": false, "media": "application/json", "statuses": [200]},
   memory_map_page: {"method": "GET", "path": "/agent_api/v1/memory_map.html", "params": [], "query": [], "safeToRetry": true, "mutation": false, "media": "text/html", "statuses": [200]},
+  console_page: {"method": "GET", "path": "/console", "params": [], "query": [], "safeToRetry": true, "mutation": false, "media": "text/html", "statuses": [200]},
+  console_script: {"method": "GET", "path": "/console/console.js", "params": [], "query": [], "safeToRetry": true, "mutation": false, "media": "text/javascript", "statuses": [200]},
+  console_style: {"method": "GET", "path": "/console/console.css", "params": [], "query": [], "safeToRetry": true, "mutation": false, "media": "text/css", "statuses": [200]},
+  console_session: {"method": "GET", "path": "/console/api/session", "params": [], "query": [], "safeToRetry": true, "mutation": false, "media": "application/json", "statuses": [200]},
+  console_sign_in: {"method": "POST", "path": "/console/api/session", "params": [], "query": [], "safeToRetry": false, "mutation": false, "media": "application/json", "statuses": [201]},
+  console_sign_out: {"method": "POST", "path": "/console/api/session/delete", "params": [], "query": [], "safeToRetry": false, "mutation": false, "media": "application/json", "statuses": [204]},
   records_append: {"method": "POST", "path": "/agent_api/v1/workspaces/{workspace_public_id}/records", "params": ["workspace_public_id"], "query": [], "safeToRetry": false, "mutation": true, "media": "application/json", "statuses": [201, 200]},
   records_search: {"method": "POST", "path": "/agent_api/v1/workspaces/{workspace_public_id}/records/search", "params": ["workspace_public_id"], "query": [], "safeToRetry": true, "mutation": false, "media": "application/json", "statuses": [200]},
   records_consolidate: {"method": "POST", "path": "/agent_api/v1/workspaces/{workspace_public_id}/records/consolidate", "params": ["workspace_public_id"], "query": [], "safeToRetry": false, "mutation": true, "media": "application/json", "statuses": [200]},
@@ -1009,6 +1015,45 @@ export class Routes {
   /** GET /memory_map.html (200). The memory map as one self-contained HTML page. */
   memoryMapPage(options?: CallOptions): Promise<string> {
     return this.client.call("memory_map_page", {}, options) as Promise<string>;
+  }
+
+  /**
+   * GET /console (200). The console: the page people use to see, edit and govern memory (sign in there with a
+   * Human's token). Needs no token to load.
+   */
+  consolePage(options?: CallOptions): Promise<string> {
+    return this.client.call("console_page", {}, options) as Promise<string>;
+  }
+
+  /** GET /console/console.js (200). The console's script. */
+  consoleScript(options?: CallOptions): Promise<string> {
+    return this.client.call("console_script", {}, options) as Promise<string>;
+  }
+
+  /** GET /console/console.css (200). The console's styles. */
+  consoleStyle(options?: CallOptions): Promise<string> {
+    return this.client.call("console_style", {}, options) as Promise<string>;
+  }
+
+  /**
+   * GET /console/api/session (200). Who the console's session cookie signs in, and the CSRF token every change
+   * must carry in X-CSRF-Token. 401 without a live session.
+   */
+  consoleSession(options?: CallOptions): Promise<Schemas.ConsoleSessionAnswer> {
+    return this.client.call("console_session", {}, options) as Promise<Schemas.ConsoleSessionAnswer>;
+  }
+
+  /**
+   * POST /console/api/session (201). Exchange a Human's token (in the body, never the URL) for a console session
+   * cookie; an agent's token is refused.
+   */
+  consoleSignIn(args: { body: Schemas.ConsoleSignIn }, options?: CallOptions): Promise<Schemas.ConsoleSessionAnswer> {
+    return this.client.call("console_sign_in", { body: args.body }, options) as Promise<Schemas.ConsoleSessionAnswer>;
+  }
+
+  /** POST /console/api/session/delete (204). End the console session the cookie names; the cookie is cleared. */
+  consoleSignOut(options?: CallOptions): Promise<void> {
+    return this.client.call("console_sign_out", {}, options) as Promise<void>;
   }
 
   /**

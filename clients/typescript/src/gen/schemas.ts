@@ -161,6 +161,21 @@ export type CallTool = {
   idempotency_key?: string | null;
 };
 
+/** A console session: who it signs in, and the CSRF token each of its changes carries. */
+export type ConsoleSessionAnswer = {
+  human: HumanView;
+  /** Send it as X-CSRF-Token on every request from the console that is not a GET. */
+  csrf_token: string;
+  /** When the session ends, unless it is ended sooner. */
+  expires_at: string;
+};
+
+/** A Human's token, exchanged for a console session cookie (sent in the body: a URL is logged). */
+export type ConsoleSignIn = {
+  /** A Human's API token (am_h_...). */
+  token: string;
+};
+
 export type ConsolidateFields = {
   /** the run the record came from */
   run_id: string;

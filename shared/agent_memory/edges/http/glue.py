@@ -46,6 +46,8 @@ class Request:
     source_ip: str = ""
     # The keyed request's unit of work (edges/keyed.py), or None without an Idempotency-Key.
     uow: UnitOfWork | None = None
+    # The request's cookies by name (payload v2 carries them apart from the headers): the console's session.
+    cookies: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -53,6 +55,8 @@ class Reply:
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    # Set-Cookie values (payload v2's `cookies`: a header map holds one value per name).
+    cookies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,7 @@ class Shown:
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
     alternative: bool = False
+    cookies: tuple[str, ...] = ()
 
 
 # A handler answers its body (None: no content), or a Shown.
@@ -81,7 +86,7 @@ def reply_of(route: RouteSpec, out: object) -> Reply:
         status = route.status if route.status != 204 else None
     if status is None:
         raise LookupError(f"route {route.name} declares no success status for this answer")
-    return Reply(status, shown.body, dict(shown.headers))
+    return Reply(status, shown.body, dict(shown.headers), shown.cookies)
 
 
 def answer_of(reply: Reply) -> Answer:
@@ -177,6 +182,19 @@ def check_path_parameters(route: RouteSpec, params: dict[str, str]) -> None:
             raise ApiError("not_found", f"Nothing is found at this URL: {name} is {shown}, and must be {rule}.")
 
 
+def _cookies(event: dict[str, Any], headers: dict[str, str]) -> dict[str, str]:
+    """Payload v2 moves the Cookie header into `cookies` ("name=value" each); the first of a name wins."""
+    pairs = list(event.get("cookies") or [])
+    if not pairs and headers.get("cookie"):
+        pairs = headers["cookie"].split(";")
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, eq, value = str(pair).strip().partition("=")
+        if eq and name and name not in out:
+            out[name] = value.strip()
+    return out
+
+
 def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     ctx = event.get("requestContext") or {}
@@ -199,6 +217,7 @@ def to_request(route: RouteSpec, event: dict[str, Any]) -> Request:
         request_id=ctx.get("requestId", ""),
         body_error=body_error,
         source_ip=(ctx.get("http") or {}).get("sourceIp", ""),
+        cookies=_cookies(event, headers),
     )
 
 
@@ -210,12 +229,14 @@ SAFE_HEADERS: dict[str, str] = {"x-content-type-options": "nosniff", "cache-cont
 
 def response(reply: Reply) -> dict[str, Any]:
     headers = {"content-type": "application/json", **reply.headers, **SAFE_HEADERS}
+    extra: dict[str, Any] = {"cookies": list(reply.cookies)} if reply.cookies else {}
     if reply.status == 204 or reply.body is None:
-        return {"statusCode": reply.status, "headers": headers, "body": ""}
+        return {"statusCode": reply.status, "headers": headers, "body": "", **extra}
     if isinstance(reply.body, str):
-        # A body already rendered (an export's NDJSON): its handler set its content-type.
-        return {"statusCode": reply.status, "headers": headers, "body": reply.body}
-    return {"statusCode": reply.status, "headers": headers, "body": json.dumps(reply.body, ensure_ascii=False)}
+        # A body already rendered (an export's NDJSON, a console page): its handler set its content-type.
+        return {"statusCode": reply.status, "headers": headers, "body": reply.body, **extra}
+    body = json.dumps(reply.body, ensure_ascii=False)
+    return {"statusCode": reply.status, "headers": headers, "body": body, **extra}
 
 
 def idempotency_key(req: Request) -> str | None:

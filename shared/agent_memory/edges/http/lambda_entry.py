@@ -83,8 +83,20 @@ def dispatch(route: RouteSpec, fn: Handler, event: dict[str, Any], context: Any 
     try:
         req = to_request(route, event)
         ORIGIN.set(req.source_ip or None)
+        if route.needs_token and req.cookies and "authorization" not in req.headers:
+            # A browser's console session stands for the token it was opened with (edges/http/console.py).
+            from agent_memory.edges.http.console import cookie_caller
+
+            req.token = cookie_caller(req)
         if route.needs_token and req.token is None:
             # No or malformed credentials answer 401 before anything else is looked at.
+            if route.media == "text/html":
+                # A page opened in a browser, which sends no Bearer header: say where a person signs in.
+                raise ApiError(
+                    "not_authenticated",
+                    "A browser opens this page in the console: go to /console#/map and sign in with a Human's "
+                    "token (or send 'Authorization: Bearer <token>').",
+                )
             raise ApiError("not_authenticated", "Send a valid token as 'Authorization: Bearer <token>'.")
         check_path_parameters(route, req.params)
         reply = _served(route, fn, req)

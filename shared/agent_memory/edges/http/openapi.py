@@ -59,6 +59,8 @@ _SECURITY: dict[str, list[Json]] = {
     "write": [{"bearer": []}],
     "operator": [{"operatorKey": []}],
     "public": [],
+    # The console's session routes: the session cookie (signing in takes a Human's token in the body).
+    "console": [{"consoleSession": []}],
 }
 
 
@@ -209,6 +211,12 @@ def document() -> Json:
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "A token am_<h|a>_<id>_<secret>."},
                 "operatorKey": {"type": "apiKey", "in": "header", "name": "X-Operator-Key"},
+                "consoleSession": {
+                    "type": "apiKey",
+                    "in": "cookie",
+                    "name": "am_console",
+                    "description": "The console's session (POST /console/api/session); changes also send X-CSRF-Token.",
+                },
             },
         },
     }

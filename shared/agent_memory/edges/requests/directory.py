@@ -184,3 +184,9 @@ class CreateSpeakerFields(Body):
 
 class CreateSpeaker(Body):
     speaker: CreateSpeakerFields
+
+
+class ConsoleSignIn(Body):
+    """A Human's token, exchanged for a console session cookie (sent in the body: a URL is logged)."""
+
+    token: str = Field(min_length=1, max_length=400, description="A Human's API token (am_h_...).")
