@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,3 +67,28 @@ def store(monkeypatch: pytest.MonkeyPatch, template: dict[str, Any]) -> Iterator
         create_resources(s.ddb, s.s3, template, s.table, s.bucket)
         yield s
     reset_store()
+
+
+@pytest.fixture(scope="session")
+def layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The layer as SAM would build it, minus the pip step (no network): its `python/` directory, built by
+    shared/Makefile with this interpreter, run from elsewhere as SAM runs it from a scratch copy."""
+    artifacts = tmp_path_factory.mktemp("layer")
+    done = subprocess.run(
+        [
+            "make",
+            "-s",
+            "-f",
+            str(ROOT / "shared" / "Makefile"),
+            "build-SharedLayer",
+            "INSTALL_REQUIREMENTS=0",
+            f"PYTHON={sys.executable}",
+        ],
+        cwd=artifacts,
+        env={**os.environ, "ARTIFACTS_DIR": str(artifacts)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return artifacts / "python"

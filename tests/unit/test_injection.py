@@ -14,9 +14,6 @@ reviewer releases it in one step. Such texts are therefore positives here, never
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 import tomllib
@@ -429,28 +426,12 @@ def test_a_pattern_that_does_not_compile_or_names_no_fragment_is_refused() -> No
             injection._compile_all(injection._parse(document))
 
 
-def test_the_rule_file_ships_in_the_wheel_and_in_the_layer(tmp_path: Path) -> None:
+def test_the_rule_file_ships_in_the_wheel_and_in_the_layer(layer: Path) -> None:
     # Given the package configuration, Then a wheel carries the JSON beside the module,
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "*.json" in config["tool"]["setuptools"]["package-data"]["agent_memory.domain.safety"]
     # and the layer, built the way SAM builds it (minus the pip step), carries it byte for byte.
-    done = subprocess.run(
-        [
-            "make",
-            "-s",
-            "-f",
-            str(ROOT / "shared" / "Makefile"),
-            "build-SharedLayer",
-            "INSTALL_REQUIREMENTS=0",
-            f"PYTHON={sys.executable}",
-        ],
-        cwd=tmp_path,
-        env={**os.environ, "ARTIFACTS_DIR": str(tmp_path)},
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    shipped = tmp_path / "python" / "agent_memory" / "domain" / "safety" / "injection_rules.json"
+    shipped = layer / "agent_memory" / "domain" / "safety" / "injection_rules.json"
     assert (
         shipped.read_bytes()
         == (ROOT / "shared" / "agent_memory" / "domain" / "safety" / "injection_rules.json").read_bytes()

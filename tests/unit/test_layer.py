@@ -7,35 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "shared"
 PACKAGE = SHARED / "agent_memory"
-
-
-@pytest.fixture(scope="module")
-def layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The layer as SAM would build it, minus the pip step (no network): the `python/` directory."""
-    artifacts = tmp_path_factory.mktemp("layer")
-    # Run from elsewhere, as SAM runs it from a scratch copy: the Makefile must find its sources itself.
-    done = subprocess.run(
-        [
-            "make",
-            "-s",
-            "-f",
-            str(SHARED / "Makefile"),
-            "build-SharedLayer",
-            "INSTALL_REQUIREMENTS=0",
-            f"PYTHON={sys.executable}",
-        ],
-        cwd=artifacts,
-        env={**os.environ, "ARTIFACTS_DIR": str(artifacts)},
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    return artifacts / "python"
 
 
 def test_the_layer_is_the_server_package_alone(layer: Path) -> None:
