@@ -103,6 +103,11 @@ def record(workspace_id: str, layer: str, record_id: str) -> Key:
     return kinds.RECORD.ref_key(Ref.record(workspace_id, layer, record_id))
 
 
+def record_term(workspace_id: str, layer: str, term: str, record_id: str = "") -> Key:
+    """A record's posting under one search term (with no id: the term's partition, as the key's pk)."""
+    return kinds.RECORD_TERM.key(workspace_id, layer, kinds.term_hash(term), record_id)
+
+
 def record_run(workspace_id: str, run_id: str) -> str:
     return kinds.RUN_LINE.key(workspace_id, run_digest(run_id), "")[0]
 
