@@ -37,11 +37,16 @@ def room(api: Api) -> RecordRoom:
 def postings(record_id: str | None = None) -> list[tuple[str, str]]:
     """Every posting in the table (the whole table scanned), or only those naming `record_id`."""
     rows = [(str(i["pk"]), str(i["sk"])) for i in scan_table() if str(i["pk"]).startswith(TERM)]
-    return [r for r in rows if record_id is None or r[1] == record_id]
+    return [r for r in rows if record_id is None or r[1].partition("#")[2] == record_id]
 
 
-def posting_of(ws: str, word: str, record_id: str, layer: str = "Workspace") -> tuple[str, str]:
-    return keys.record_term(ws, layer, word, record_id)
+def held(record_id: str) -> list[str]:
+    """The partitions (one per term) holding a posting of the record, sorted."""
+    return sorted(pk for pk, _ in postings(record_id))
+
+
+def posting_of(ws: str, word: str, layer: str = "Workspace") -> str:
+    return keys.record_term_partition(ws, layer, word)
 
 
 def unique_word() -> str:
@@ -91,12 +96,12 @@ def test_an_append_writes_one_posting_per_term_and_a_search_reads_them(room: Rec
     rid = rec["public_id"]
     # Then its postings are in the table, one per distinct word, tags included
     words = ["billing", "invoices", "restart", "numbering", "every", "january"]
-    assert sorted(postings(rid)) == sorted(posting_of(room.ws, w, rid) for w in words)
+    assert held(rid) == sorted(posting_of(room.ws, w) for w in words)
     # And a search finds it without reading the workspace's records: the Queries are of its words' postings
     with dynamodb_requests() as seen:
         assert room.found(room.bob, query="january invoices") == [rid]
     queried = {p["ExpressionAttributeValues"][":pk"]["S"] for op, p in seen if op == "Query"}
-    assert queried == {keys.record_term(room.ws, "Workspace", w)[0] for w in ("january", "invoices")}
+    assert queried == {posting_of(room.ws, w) for w in ("january", "invoices")}
     # And it is the postings that find it: without them the record is not found
     drop_postings(rid)
     assert room.found(room.bob, query="january invoices") == []
@@ -104,7 +109,7 @@ def test_an_append_writes_one_posting_per_term_and_a_search_reads_them(room: Rec
 
 def test_a_session_record_is_indexed_under_its_own_layer(room: RecordRoom) -> None:
     rec = room.append(room.bob, "Staging password rotates monthly.", layer="Session", run_id="chat-1")
-    assert posting_of(room.ws, "staging", rec["public_id"], "Session") in postings(rec["public_id"])
+    assert posting_of(room.ws, "staging", "Session") in held(rec["public_id"])
     assert room.found(room.bob, query="staging", layer="Session") == [rec["public_id"]]
     assert room.found(room.bob, query="staging") == []
 
@@ -129,12 +134,26 @@ def test_an_edit_moves_the_postings_to_the_new_text(room: RecordRoom) -> None:
         room.bob, rec["public_id"], expected_lock_version=rec["lock_version"], content=f"The vault code is {new} today."
     )
     assert r.status_code == 200, r.text
-    held = postings(rec["public_id"])
-    assert posting_of(room.ws, old, rec["public_id"]) not in held
-    assert posting_of(room.ws, new, rec["public_id"]) in held
-    assert len(held) == len(index_terms_of(f"The vault code is {new} today."))
+    now = held(rec["public_id"])
+    assert posting_of(room.ws, old) not in now
+    assert posting_of(room.ws, new) in now
+    assert len(now) == len(recordtext.index_terms(f"The vault code is {new} today."))
     assert room.found(room.bob, query=old) == []
     assert room.found(room.bob, query=new) == [rec["public_id"]]
+
+
+def test_an_edit_that_repeats_a_word_moves_its_posting_to_the_new_weight(room: RecordRoom) -> None:
+    rec = room.append(room.bob, "Retries back off slowly.")
+    before = dict(postings(rec["public_id"]))
+    r = room.update_r(
+        room.bob, rec["public_id"], expected_lock_version=rec["lock_version"], content="Retries retries back off."
+    )
+    assert r.status_code == 200, r.text
+    after = dict(postings(rec["public_id"]))
+    retries = posting_of(room.ws, "retries")
+    # One posting per word still, the repeated word's at a higher weight, the dropped word's gone
+    assert set(after) == set(before) - {posting_of(room.ws, "slowly")}
+    assert after[retries] > before[retries]
 
 
 def test_a_merge_that_keeps_the_longer_text_indexes_its_new_words(room: RecordRoom) -> None:
@@ -144,7 +163,7 @@ def test_a_merge_that_keeps_the_longer_text_indexes_its_new_words(room: RecordRo
         room.bob, content=f"The deploy window opens at nine every weekday morning for the platform team {extra}"
     )
     assert r.status_code == 200 and r.json()["content_replaced"] is True, r.text
-    assert posting_of(room.ws, extra, first["public_id"]) in postings(first["public_id"])
+    assert posting_of(room.ws, extra) in held(first["public_id"])
     assert room.found(room.bob, query=extra) == [first["public_id"]]
 
 
@@ -161,7 +180,7 @@ def test_an_edit_from_40_words_to_40_others_fits_one_commit_with_its_key(room: R
         content=after,
     )
     assert r.status_code == 200, r.text
-    assert sorted(postings(rec["public_id"])) == sorted(posting_of(room.ws, w, rec["public_id"]) for w in after.split())
+    assert held(rec["public_id"]) == sorted(posting_of(room.ws, w) for w in after.split())
 
 
 # ---- removal leaves nothing ------------------------------------------------------------------------------------
@@ -286,10 +305,6 @@ def test_a_query_over_1024_characters_is_still_refused(room: RecordRoom) -> None
     assert code(room.search_r(room.bob, query="word " * 300)) == (422, "validation_failed")
 
 
-def index_terms_of(text: str) -> tuple[str, ...]:
-    return recordtext.index_terms(text)
-
-
 def test_index_terms_put_tags_first_and_stop_at_the_bound() -> None:
     from agent_memory.core.model import Author, TypedRecord
 
@@ -297,7 +312,7 @@ def test_index_terms_put_tags_first_and_stop_at_the_bound() -> None:
     rec = TypedRecord(
         "r", "w", "Workspace", "fact", content, Author("human", "h"), "t", "t", facet="Billing", labels=("Q3",)
     )
-    terms = index_terms(rec)
+    terms = tuple(term for term, _ in index_terms(rec))
     assert terms[:2] == ("billing", "q3")
     assert len(terms) == recordtext.MAX_INDEXED_TERMS
     assert recordtext.query_terms("a a b " + " ".join(f"x{i}" for i in range(40)))[:2] == ("a", "b")

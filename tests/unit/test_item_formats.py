@@ -303,7 +303,7 @@ WRITTEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]]
     "execution": (lambda: kinds.EXECUTION.item(EXECUTION), kinds.EXECUTION.read, EXECUTION),
     "execution_bare": (lambda: kinds.EXECUTION.item(EXECUTION_BARE), kinds.EXECUTION.read, EXECUTION_BARE),
     "memory_mounts": (lambda: {str(i): it for i, it in enumerate(kinds.memory_mount_items(EXECUTION))}, None, None),
-    "record_term": (lambda: keys.wire(keys.record_term("ws_1", "Workspace", "billing", "rec_1")), None, None),
+    "record_term": (lambda: keys.wire(keys.record_term("ws_1", "Workspace", ("billing", 1205), "rec_1")), None, None),
     "document": (lambda: kinds.DOCUMENT.item(DOCUMENT), kinds.DOCUMENT.read, DOCUMENT),
     "document_bare": (lambda: kinds.DOCUMENT.item(DOCUMENT_BARE), kinds.DOCUMENT.read, DOCUMENT_BARE),
     "document_elsewhere": (

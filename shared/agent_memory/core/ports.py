@@ -447,6 +447,10 @@ class OrgMemories(Protocol):
         ...
 
 
+# A search posting of a record: (term, impact), the word and its BM25 weight in the record's text.
+Posting = tuple[str, int]
+
+
 class Records(Protocol):
     """Typed records, their claims, bands, search postings and run lines (store/records.py).
 
@@ -462,7 +466,7 @@ class Records(Protocol):
         bands: Sequence[str],
         supersede: TypedRecord | None,
         run_line: bool,
-        terms: Sequence[str],
+        terms: Sequence[Posting],
         budget: WriteBudget | None,
         now: float,
     ) -> None:
@@ -481,8 +485,8 @@ class Records(Protocol):
         claim_until: float | None,
         dead_claim: str | None,
         bands: Sequence[str],
-        index: Sequence[str] = (),
-        unindex: Sequence[str] = (),
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
         budget: WriteBudget | None,
         now: float,
     ) -> TypedRecord | None:
@@ -497,14 +501,19 @@ class Records(Protocol):
         bands: Sequence[str],
         budget: WriteBudget | None,
         *,
-        index: Sequence[str] = (),
-        unindex: Sequence[str] = (),
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
     ) -> None: ...
     def delete_record(
-        self, rec: TypedRecord, expected: int, budget: WriteBudget | None, *, terms: Sequence[str] = ()
+        self, rec: TypedRecord, expected: int, budget: WriteBudget | None, *, terms: Sequence[Posting] = ()
     ) -> None: ...
     def review_record(
-        self, rec: TypedRecord, quarantine: Quarantine | None, budget: WriteBudget | None, *, terms: Sequence[str] = ()
+        self,
+        rec: TypedRecord,
+        quarantine: Quarantine | None,
+        budget: WriteBudget | None,
+        *,
+        terms: Sequence[Posting] = (),
     ) -> None: ...
     def workspace_records(self, workspace_id: str, layer: str) -> tuple[list[TypedRecord], bool]:
         """Every record of one layer of a workspace, and whether the read stopped at its bound."""
@@ -518,9 +527,9 @@ class Records(Protocol):
         ...
 
     def write_postings(
-        self, workspace_id: str, layer: str, postings: Sequence[tuple[str, Sequence[str]]], *, remove: bool = False
+        self, workspace_id: str, layer: str, postings: Sequence[tuple[str, Sequence[Posting]]], *, remove: bool = False
     ) -> None:
-        """Put (or remove) the postings of (record id, terms) pairs outside any record's commit (a reindex)."""
+        """Put (or remove) the postings of (record id, its postings) pairs outside any record's commit (a reindex)."""
         ...
 
     def mark_records_indexed(self, workspace_id: str, version: int) -> None:

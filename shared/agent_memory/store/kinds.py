@@ -564,8 +564,9 @@ RECORD_BAND: Kind[tuple[str, ...]] = Kind(
 RECORD_TERM: Kind[None] = Kind(
     "",
     "RECTERM#{workspace_id}#{layer}#{term_hash}",
-    "{record_id}",
-    "a search posting: the record's text holds the term (<term_hash> its hash); written and removed with it",
+    "{impact}#{record_id}",
+    "a search posting: the record's text holds the term (<term_hash> its hash) with BM25 weight <impact> "
+    "(4 digits, so a Query reads the best first); written and removed with the record",
 )
 RUN_LINE: Kind[RunLine] = Kind(
     "",

@@ -4,7 +4,7 @@ a run's raw lines.
 Every change is one request: a single conditional write, or one transaction when it spans items (the
 record with its claim, bands and search postings, a supersede with the record it retires) or carries the
 write budget's meters and a keyed request's answer. A record's postings (`RECTERM#<ws>#<layer>#<term
-hash>` / `<record id>`, one tiny item per indexed term) are put, and removed, in the commit that writes or
+hash>` / `<impact>#<record id>`, one tiny item per indexed term) are put, and removed, in the commit that writes or
 deletes the record, conditioned as the record is: they never name a record that is gone, nor keep a term
 of a text the record no longer holds. A refused claim is not an error to the caller: it names the record
 that already holds the text, which the service then counts a mention of (`DuplicateClaimed`).
@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from agent_memory.api.errors import ApiError
 from agent_memory.core import clock
 from agent_memory.core.model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
-from agent_memory.core.ports import DuplicateClaimed, RecordMoved
+from agent_memory.core.ports import DuplicateClaimed, Posting, RecordMoved
 from agent_memory.store import keys, kinds
 from agent_memory.store.commit import PACING, Refusals, Step, attempt, busy, keyed, read, transact
 from agent_memory.store.content import pool
@@ -118,11 +118,11 @@ class Records(Documents):
         ]
 
     def _posting_steps(
-        self, workspace_id: str, layer: str, record_id: str, terms: Sequence[str], *, remove: bool = False
+        self, workspace_id: str, layer: str, record_id: str, postings: Sequence[Posting], *, remove: bool = False
     ) -> list[Step]:
         out: list[Step] = []
-        for term in terms:
-            key = keys.wire(keys.record_term(workspace_id, layer, term, record_id))
+        for posting in postings:
+            key = keys.wire(keys.record_term(workspace_id, layer, posting, record_id))
             op = (
                 {"Delete": {"TableName": self.table, "Key": key}}
                 if remove
@@ -151,7 +151,7 @@ class Records(Documents):
         bands: Sequence[str],
         supersede: TypedRecord | None,
         run_line: bool,
-        terms: Sequence[str],
+        terms: Sequence[Posting],
         budget: WriteBudget | None,
         now: float,
     ) -> None:
@@ -214,8 +214,8 @@ class Records(Documents):
         claim_until: float | None,
         dead_claim: str | None,
         bands: Sequence[str],
-        index: Sequence[str] = (),
-        unindex: Sequence[str] = (),
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
         budget: WriteBudget | None,
         now: float,
     ) -> TypedRecord | None:
@@ -288,8 +288,8 @@ class Records(Documents):
         bands: Sequence[str],
         budget: WriteBudget | None,
         *,
-        index: Sequence[str] = (),
-        unindex: Sequence[str] = (),
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
     ) -> None:
         """Store `after` if the record is still at `before`'s lock_version (else stale_object), with its
         postings under `index` put and those under `unindex` removed."""
@@ -308,7 +308,7 @@ class Records(Documents):
         transact(self.ddb, steps, Refusals({"record": _record_refusal(before.lock_version)}))
 
     def delete_record(
-        self, rec: TypedRecord, expected: int, budget: WriteBudget | None, *, terms: Sequence[str] = ()
+        self, rec: TypedRecord, expected: int, budget: WriteBudget | None, *, terms: Sequence[Posting] = ()
     ) -> None:
         """Remove the record, its postings under `terms` (and its run line) if it is still at `expected`
         (else stale_object)."""
@@ -333,7 +333,7 @@ class Records(Documents):
         quarantine: Quarantine | None,
         budget: WriteBudget | None,
         *,
-        terms: Sequence[str] = (),
+        terms: Sequence[Posting] = (),
     ) -> None:
         """Release (`quarantine` is the released state) or, with None, reject and remove a pending record
         and its postings under `terms`."""
@@ -431,7 +431,7 @@ class Records(Documents):
         return rows, more
 
     def _postings(self, workspace_id: str, layer: str, term: str, limit: int) -> tuple[list[str], bool]:
-        pk = keys.record_term(workspace_id, layer, term)[0]
+        pk = keys.record_term_partition(workspace_id, layer, term)
         resp: dict[str, Any] = read(
             partial(
                 self.ddb.query,
@@ -439,12 +439,12 @@ class Records(Documents):
                 KeyConditionExpression="pk = :pk",
                 ExpressionAttributeValues={":pk": {"S": pk}},
                 ProjectionExpression="sk",
-                # Ids are UUIDv7: the newest first.
+                # The highest impact first (ties: ids are UUIDv7, the newest first).
                 ScanIndexForward=False,
                 Limit=limit,
             )
         )
-        found = [it["sk"]["S"] for it in resp.get("Items", [])]
+        found = [it["sk"]["S"].partition("#")[2] for it in resp.get("Items", [])]
         return found, "LastEvaluatedKey" in resp
 
     def _searched_batch(self, workspace_id: str, wanted: list[dict[str, Any]]) -> list[TypedRecord]:
@@ -461,15 +461,20 @@ class Records(Documents):
         raise busy()
 
     def write_postings(
-        self, workspace_id: str, layer: str, postings: Sequence[tuple[str, Sequence[str]]], *, remove: bool = False
+        self,
+        workspace_id: str,
+        layer: str,
+        postings: Sequence[tuple[str, Sequence[Posting]]],
+        *,
+        remove: bool = False,
     ) -> None:
-        """Put (or, with `remove`, delete) the postings of (record id, its terms) pairs, 25 to a request.
+        """Put (or, with `remove`, delete) the postings of (record id, its postings) pairs, 25 to a request.
         Only a reindex writes postings outside a record's own commit (domain/records/service.py says why
         that is safe)."""
         ops = []
-        for record_id, terms in postings:
-            for term in terms:
-                key = keys.wire(keys.record_term(workspace_id, layer, term, record_id))
+        for record_id, held in postings:
+            for posting in held:
+                key = keys.wire(keys.record_term(workspace_id, layer, posting, record_id))
                 ops.append({"DeleteRequest": {"Key": key}} if remove else {"PutRequest": {"Item": key}})
         for k in range(0, len(ops), _WRITE_BATCH):
             request: dict[str, Any] = {self.table: ops[k : k + _WRITE_BATCH]}

@@ -228,14 +228,17 @@ def _searchable_text(rec: TypedRecord) -> str:
     return " ".join([rec.content, rec.facet or "", *rec.labels])
 
 
-def index_terms(rec: TypedRecord) -> tuple[str, ...]:
-    """The terms a record is found under: the words of its tags first (few, and chosen to be searched by),
-    then its content's, as `_searchable_text` ranks them."""
-    return recordtext.index_terms(rec.facet or "", *rec.labels, rec.content)
+def index_terms(rec: TypedRecord) -> tuple[tuple[str, int], ...]:
+    """The (term, impact) postings a record is found under: the words of its tags first (few, and chosen to
+    be searched by), then its content's, weighed in the text `rank` reads (`_searchable_text`)."""
+    return recordtext.postings(_searchable_text(rec), rec.facet or "", *rec.labels)
 
 
-def _moved_terms(before: TypedRecord, after: TypedRecord) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(postings to put, postings to remove) when a record's text goes from `before` to `after`."""
+def _moved_terms(
+    before: TypedRecord, after: TypedRecord
+) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """(postings to put, postings to remove) when a record's text goes from `before` to `after`; a word
+    whose impact changed moves from one key to another."""
     old, new = index_terms(before), index_terms(after)
     return tuple(t for t in new if t not in old), tuple(t for t in old if t not in new)
 
@@ -753,7 +756,7 @@ def reindex(store: RecordsStore, ws_id: str, progress: Callable[[str], None] | N
                 store.write_postings(ws_id, layer, written)
                 refs = {r.public_id: Ref.record(ws_id, layer, r.public_id) for r in rows}
                 now = store.get_many(list(refs.values())) if refs else {}
-                stale: list[tuple[str, tuple[str, ...]]] = []
+                stale: list[tuple[str, tuple[tuple[str, int], ...]]] = []
                 for rid, terms in written:
                     current = now.get(refs[rid])
                     kept = set(index_terms(current)) if current is not None else set()
