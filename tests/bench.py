@@ -966,7 +966,7 @@ def search_scale_note(results: list[Result]) -> bool:
     return ok
 
 
-# The bench's queries have at most 3 words: a Query of each word's newest 256 postings, then the records
+# The bench's queries have at most 3 words: a Query of each word's 256 best-weighted postings, then the records
 # they name in batches of 100 (both in parallel), then the page whole.
 _SEARCH_TARGET = Target(
     2 + 3 + -(-3 * 256 // 100),

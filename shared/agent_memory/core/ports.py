@@ -522,7 +522,7 @@ class Records(Protocol):
     def indexed_records(
         self, workspace_id: str, layer: str, terms: Sequence[str], per_term: int
     ) -> tuple[list[TypedRecord], bool]:
-        """The records the newest `per_term` postings of each term name, as a search reads them, and whether
+        """The records the `per_term` best-weighted postings of each term name, as a search reads them, and whether
         some term had more."""
         ...
 

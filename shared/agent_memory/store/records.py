@@ -410,7 +410,7 @@ class Records(Documents):
         self, workspace_id: str, layer: str, terms: Sequence[str], per_term: int
     ) -> tuple[list[TypedRecord], bool]:
         """What a search reads (the `_SEARCHED` fields) of the records the postings of `terms` name, at most
-        `per_term` of the newest of each term: one Query per term in parallel, then the named records in
+        the `per_term` best-weighted of each term: one Query per term in parallel, then the named records in
         batches of 100, in parallel. Eventually consistent, as the unindexed read is. Also answers whether
         some term has more postings than were read (older records left out)."""
         queries = [pool().submit(self._postings, workspace_id, layer, term, per_term) for term in terms]

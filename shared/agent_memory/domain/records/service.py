@@ -65,7 +65,7 @@ CONSOLIDATION_LEASE_SECONDS = 120
 MAX_CONSOLIDATED_LINES = 100
 CONSOLIDATION_SECONDS = 20.0
 DEFAULT_SEARCH_LIMIT = 20
-# A search of an indexed workspace reads the newest POSTINGS_PER_TERM postings of each query term, fewer
+# A search of an indexed workspace reads the POSTINGS_PER_TERM best-weighted postings of each query term, fewer
 # when the query has many terms, so that it ranks at most MAX_SEARCH_CANDIDATES records whatever the
 # workspace holds: its cost follows what it may answer, not what is stored.
 POSTINGS_PER_TERM = 256
