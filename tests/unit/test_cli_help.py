@@ -25,7 +25,7 @@ def _number(value: object) -> str:
 
 
 def test_every_command_is_described() -> None:
-    assert set(COMMANDS) == {"serve", "sweep", "mcp", "mount", "sync"}
+    assert set(COMMANDS) == {"serve", "sweep", "reindex-records", "mcp", "mount", "sync"}
     for name, parser in COMMANDS.items():
         assert parser.description, f"`agent-memory {name} --help` has no description"
 

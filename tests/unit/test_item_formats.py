@@ -236,6 +236,7 @@ WORKSPACE = Workspace(
     "ws_1", "acc_1", "room", "2026-01-01T00:00:00.000Z", {"search": "exa"}, dedup_enabled=False, created_by="hu_1"
 )
 WORKSPACE_BARE = Workspace("ws_2", "acc_1", "bare", "2026-01-01T00:00:00.000Z")
+WORKSPACE_INDEXED = Workspace("ws_3", "acc_1", "new", "2026-01-01T00:00:00.000Z", records_index=1)
 IDEM = Record("hu_1", "kd", "fp", Answer(201, {"ok": True, "n": [1, "é"]}), 1767312000)
 LEASE = Lease("mem_1", "/memories/a.md", AUTHOR, 1767312000.25)
 
@@ -286,6 +287,7 @@ WRITTEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]]
     ),
     "workspace": (lambda: kinds.WORKSPACE.item(WORKSPACE), kinds.WORKSPACE.read, WORKSPACE),
     "workspace_bare": (lambda: kinds.WORKSPACE.item(WORKSPACE_BARE), kinds.WORKSPACE.read, WORKSPACE_BARE),
+    "workspace_indexed": (lambda: kinds.WORKSPACE.item(WORKSPACE_INDEXED), kinds.WORKSPACE.read, WORKSPACE_INDEXED),
     "member": (
         lambda: kinds.MEMBER.item(Member("ws_1", "agent", "ag_1", "curator", "2026-01-01T00:00:00.000Z")),
         kinds.MEMBER.read,
@@ -301,6 +303,7 @@ WRITTEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]]
     "execution": (lambda: kinds.EXECUTION.item(EXECUTION), kinds.EXECUTION.read, EXECUTION),
     "execution_bare": (lambda: kinds.EXECUTION.item(EXECUTION_BARE), kinds.EXECUTION.read, EXECUTION_BARE),
     "memory_mounts": (lambda: {str(i): it for i, it in enumerate(kinds.memory_mount_items(EXECUTION))}, None, None),
+    "record_term": (lambda: keys.wire(keys.record_term("ws_1", "Workspace", ("billing", 1205), "rec_1")), None, None),
     "document": (lambda: kinds.DOCUMENT.item(DOCUMENT), kinds.DOCUMENT.read, DOCUMENT),
     "document_bare": (lambda: kinds.DOCUMENT.item(DOCUMENT_BARE), kinds.DOCUMENT.read, DOCUMENT_BARE),
     "document_elsewhere": (

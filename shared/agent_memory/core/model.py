@@ -145,6 +145,9 @@ class Workspace:
     # The principal that created it (None on rows stored before it was kept): it may delete any of its
     # conversations.
     created_by: str | None = None
+    # The version of the record search index (recordtext.INDEX_VERSION) every record of it is in; 0 for a
+    # workspace made before the index, whose searches read every record until it is reindexed.
+    records_index: int = 0
 
 
 @dataclass(slots=True)

@@ -447,8 +447,15 @@ class OrgMemories(Protocol):
         ...
 
 
+# A search posting of a record: (term, impact), the word and its BM25 weight in the record's text.
+Posting = tuple[str, int]
+
+
 class Records(Protocol):
-    """Typed records, their claims, bands and run lines (store/records.py)."""
+    """Typed records, their claims, bands, search postings and run lines (store/records.py).
+
+    `indexed_records` is where a managed search engine would plug in for a deployment that outgrows the
+    postings (docs/decisions.md): given the query's terms, it answers the records to rank."""
 
     def create_record(
         self,
@@ -459,11 +466,12 @@ class Records(Protocol):
         bands: Sequence[str],
         supersede: TypedRecord | None,
         run_line: bool,
+        terms: Sequence[Posting],
         budget: WriteBudget | None,
         now: float,
     ) -> None:
-        """The record with its claim, band entries, superseded record and run line in one commit; a claim
-        another record holds raises DuplicateClaimed."""
+        """The record with its claim, band entries, postings under `terms`, superseded record and run line in
+        one commit; a claim another record holds raises DuplicateClaimed."""
         ...
 
     def absorb_record(
@@ -477,19 +485,55 @@ class Records(Protocol):
         claim_until: float | None,
         dead_claim: str | None,
         bands: Sequence[str],
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
         budget: WriteBudget | None,
         now: float,
     ) -> TypedRecord | None:
-        """Count a mention or evidence into a live record (the stored record, when it could be read back)."""
+        """Count a mention or evidence into a live record (the stored record, when it could be read back);
+        a replaced text moves its postings: `index` put, `unindex` removed."""
         ...
 
     def replace_record(
-        self, before: TypedRecord, after: TypedRecord, bands: Sequence[str], budget: WriteBudget | None
+        self,
+        before: TypedRecord,
+        after: TypedRecord,
+        bands: Sequence[str],
+        budget: WriteBudget | None,
+        *,
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
     ) -> None: ...
-    def delete_record(self, rec: TypedRecord, expected: int, budget: WriteBudget | None) -> None: ...
-    def review_record(self, rec: TypedRecord, quarantine: Quarantine | None, budget: WriteBudget | None) -> None: ...
+    def delete_record(
+        self, rec: TypedRecord, expected: int, budget: WriteBudget | None, *, terms: Sequence[Posting] = ()
+    ) -> None: ...
+    def review_record(
+        self,
+        rec: TypedRecord,
+        quarantine: Quarantine | None,
+        budget: WriteBudget | None,
+        *,
+        terms: Sequence[Posting] = (),
+    ) -> None: ...
     def workspace_records(self, workspace_id: str, layer: str) -> tuple[list[TypedRecord], bool]:
         """Every record of one layer of a workspace, and whether the read stopped at its bound."""
+        ...
+
+    def indexed_records(
+        self, workspace_id: str, layer: str, terms: Sequence[str], per_term: int
+    ) -> tuple[list[TypedRecord], bool]:
+        """The records the `per_term` best-weighted postings of each term name, as a search reads them, and whether
+        some term had more."""
+        ...
+
+    def write_postings(
+        self, workspace_id: str, layer: str, postings: Sequence[tuple[str, Sequence[Posting]]], *, remove: bool = False
+    ) -> None:
+        """Put (or remove) the postings of (record id, its postings) pairs outside any record's commit (a reindex)."""
+        ...
+
+    def mark_records_indexed(self, workspace_id: str, version: int) -> None:
+        """Searches of the workspace may use index `version` from now on."""
         ...
 
     @property

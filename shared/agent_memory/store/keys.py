@@ -103,6 +103,17 @@ def record(workspace_id: str, layer: str, record_id: str) -> Key:
     return kinds.RECORD.ref_key(Ref.record(workspace_id, layer, record_id))
 
 
+def record_term(workspace_id: str, layer: str, posting: tuple[str, int], record_id: str) -> Key:
+    """A record's posting: (term, impact) in its text."""
+    term, impact = posting
+    return kinds.RECORD_TERM.key(workspace_id, layer, kinds.term_hash(term), f"{impact:04d}", record_id)
+
+
+def record_term_partition(workspace_id: str, layer: str, term: str) -> str:
+    """Where the postings of one search term live."""
+    return kinds.RECORD_TERM.shape.pk.format(workspace_id=workspace_id, layer=layer, term_hash=kinds.term_hash(term))
+
+
 def record_run(workspace_id: str, run_id: str) -> str:
     return kinds.RUN_LINE.key(workspace_id, run_digest(run_id), "")[0]
 

@@ -28,6 +28,9 @@ A deleted conversation's items: its `CONV` row stays as the tombstone; everythin
 store entries) or in its own `CONV#<id>` partition beside the tombstone, and the sweeper removes every item
 of both once the deletion's mark on the anchor's `#META` row is older than its grace (store/sweeper.py).
 
+A record's search postings (`RECORD_TERM`) are written, changed and removed in the same commit as the
+record, and hold terms of its text: nothing of a deleted record survives in them (records.py).
+
 A new kind is its row dataclass in core/model.py and one entry here (plus a `Ref` factory in
 core/ports.py when the domain batch-reads it): see docs/architecture.md.
 
@@ -97,6 +100,11 @@ def record_shard(record_id: str) -> int:
 
 def record_partition(layer: str, shard: int) -> str:
     return f"{layer[:1]}{shard}"
+
+
+def term_hash(term: str) -> str:
+    """A search term as a key part: fixed in size whatever the word, 128 bits (collisions never met)."""
+    return hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def run_digest(run_id: str) -> str:
@@ -296,6 +304,8 @@ WORKSPACE: Kind[Workspace] = Kind(
             write=lambda v: {"dedup_enabled": None if v else False},
             read=lambda it: it.get("dedup_enabled") is not False,
         ),
+        # Stored only once indexed, so a workspace from before the index reads as 0 (searched by reading all).
+        records_index=Attr.number_or_none("records_index"),
     ),
 )
 MEMBER: Kind[Member] = Kind(
@@ -550,6 +560,13 @@ RECORD_BAND: Kind[tuple[str, ...]] = Kind(
     (None, items.record_band_row),
     ref_parts=lambda a, b: _split("workspace_id", "band", a, b),
     wire=True,
+)
+RECORD_TERM: Kind[None] = Kind(
+    "",
+    "RECTERM#{workspace_id}#{layer}#{term_hash}",
+    "{impact}#{record_id}",
+    "a search posting: the record's text holds the term (<term_hash> its hash) with BM25 weight <impact> "
+    "(4 digits, so a Query reads the best first); written and removed with the record",
 )
 RUN_LINE: Kind[RunLine] = Kind(
     "",

@@ -1,8 +1,12 @@
-"""Typed records: their items, the exact-duplicate claims, the MinHash band index and a run's raw lines.
+"""Typed records: their items, the exact-duplicate claims, the MinHash band index, the search postings and
+a run's raw lines.
 
 Every change is one request: a single conditional write, or one transaction when it spans items (the
-record with its claim and bands, a supersede with the record it retires) or carries the write budget's
-meters and a keyed request's answer. A refused claim is not an error to the caller: it names the record
+record with its claim, bands and search postings, a supersede with the record it retires) or carries the
+write budget's meters and a keyed request's answer. A record's postings (`RECTERM#<ws>#<layer>#<term
+hash>` / `<impact>#<record id>`, one tiny item per indexed term) are put, and removed, in the commit that writes or
+deletes the record, conditioned as the record is: they never name a record that is gone, nor keep a term
+of a text the record no longer holds. A refused claim is not an error to the caller: it names the record
 that already holds the text, which the service then counts a mention of (`DuplicateClaimed`).
 """
 
@@ -17,15 +21,18 @@ from botocore.exceptions import ClientError
 from agent_memory.api.errors import ApiError
 from agent_memory.core import clock
 from agent_memory.core.model import Author, Quarantine, RunLine, TypedRecord, WriteBudget
-from agent_memory.core.ports import DuplicateClaimed, RecordMoved
+from agent_memory.core.ports import DuplicateClaimed, Posting, RecordMoved
 from agent_memory.store import keys, kinds
-from agent_memory.store.commit import Refusals, Step, attempt, keyed, read, transact
+from agent_memory.store.commit import PACING, Refusals, Step, attempt, busy, keyed, read, transact
 from agent_memory.store.content import pool
 from agent_memory.store.documents import Documents
 from agent_memory.store.items import attribute, author_attributes, record_searched_row, unmarshal
 
-# A search reads at most this many records of one layer of a workspace (the scale it serves: docs).
+# A search without the index reads at most this many records of one layer of a workspace (docs).
 MAX_SEARCHED = 50_000
+# BatchWriteItem's limit of items per request, and BatchGetItem's of keys.
+_WRITE_BATCH = 25
+_GET_BATCH = 100
 # What a search filters and ranks by: a projection, since parsing every attribute of every record is most
 # of a search's cost (botocore's and ours); the page it answers is then read whole by id.
 _SEARCHED = "sk, s, superseded_by, quarantine, quarantine_rules, ruleset"
@@ -110,6 +117,20 @@ class Records(Documents):
             for band in bands
         ]
 
+    def _posting_steps(
+        self, workspace_id: str, layer: str, record_id: str, postings: Sequence[Posting], *, remove: bool = False
+    ) -> list[Step]:
+        out: list[Step] = []
+        for posting in postings:
+            key = keys.wire(keys.record_term(workspace_id, layer, posting, record_id))
+            op = (
+                {"Delete": {"TableName": self.table, "Key": key}}
+                if remove
+                else {"Put": {"TableName": self.table, "Item": key}}
+            )
+            out.append(("posting", op))
+        return out
+
     def _steps(self, steps: list[Step], budget: WriteBudget | None) -> list[Step]:
         return steps + (self._meter_steps(budget) if budget is not None else [])
 
@@ -130,12 +151,14 @@ class Records(Documents):
         bands: Sequence[str],
         supersede: TypedRecord | None,
         run_line: bool,
+        terms: Sequence[Posting],
         budget: WriteBudget | None,
         now: float,
     ) -> None:
-        """The record, its claim and band entries, the record it supersedes and its run line, at once.
-        A claim another record holds raises DuplicateClaimed with that record's id."""
+        """The record, its claim and band entries, its search postings, the record it supersedes and its
+        run line, at once. A claim another record holds raises DuplicateClaimed with that record's id."""
         steps: list[Step] = [("record", self._new(kinds.RECORD.item(rec)))]
+        steps += self._posting_steps(rec.workspace_id, rec.layer, rec.public_id, terms)
         if claim_until is not None:
             steps.append(self._claim_step(rec, dead_claim, claim_until, now))
         steps += self._band_steps(rec, bands)
@@ -191,12 +214,15 @@ class Records(Documents):
         claim_until: float | None,
         dead_claim: str | None,
         bands: Sequence[str],
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
         budget: WriteBudget | None,
         now: float,
     ) -> TypedRecord | None:
         """Count a mention (`mention`) or one more piece of evidence into `target`, which must be live and
-        visible; with `replaced` its text is the new one as well (conditional on the version read).
-        `claim` puts the exact-duplicate claim of the absorbed text on `target`.
+        visible; with `replaced` its text is the new one as well (conditional on the version read), its
+        postings under `index` put and those under `unindex` removed. `claim` puts the exact-duplicate
+        claim of the absorbed text on `target`.
 
         Answers the record as stored when the change was a single write whose answer it could read."""
         counter = "mention_count" if mention else "evidence_count"
@@ -239,6 +265,8 @@ class Records(Documents):
         if claim is not None and claim_until is not None:
             steps.append(self._claim_step(claim, dead_claim, claim_until, now))
         steps += self._band_steps(target, bands)
+        steps += self._posting_steps(target.workspace_id, target.layer, target.public_id, index)
+        steps += self._posting_steps(target.workspace_id, target.layer, target.public_id, unindex, remove=True)
         steps = self._steps(steps, budget)
         refusals = Refusals({"claim": self._claim_refusal, "record": _moved})
         if len(steps) == 1 and not keyed():
@@ -254,9 +282,17 @@ class Records(Documents):
         return None
 
     def replace_record(
-        self, before: TypedRecord, after: TypedRecord, bands: Sequence[str], budget: WriteBudget | None
+        self,
+        before: TypedRecord,
+        after: TypedRecord,
+        bands: Sequence[str],
+        budget: WriteBudget | None,
+        *,
+        index: Sequence[Posting] = (),
+        unindex: Sequence[Posting] = (),
     ) -> None:
-        """Store `after` if the record is still at `before`'s lock_version (else stale_object)."""
+        """Store `after` if the record is still at `before`'s lock_version (else stale_object), with its
+        postings under `index` put and those under `unindex` removed."""
         put = {
             "TableName": self.table,
             "Item": kinds.RECORD.item(after),
@@ -265,11 +301,17 @@ class Records(Documents):
             "ExpressionAttributeValues": {":lv": {"N": str(before.lock_version)}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
-        steps = self._steps([("record", {"Put": put}), *self._band_steps(after, bands)], budget)
+        steps: list[Step] = [("record", {"Put": put}), *self._band_steps(after, bands)]
+        steps += self._posting_steps(after.workspace_id, after.layer, after.public_id, index)
+        steps += self._posting_steps(after.workspace_id, after.layer, after.public_id, unindex, remove=True)
+        steps = self._steps(steps, budget)
         transact(self.ddb, steps, Refusals({"record": _record_refusal(before.lock_version)}))
 
-    def delete_record(self, rec: TypedRecord, expected: int, budget: WriteBudget | None) -> None:
-        """Remove the record (and its run line) if it is still at `expected` (else stale_object)."""
+    def delete_record(
+        self, rec: TypedRecord, expected: int, budget: WriteBudget | None, *, terms: Sequence[Posting] = ()
+    ) -> None:
+        """Remove the record, its postings under `terms` (and its run line) if it is still at `expected`
+        (else stale_object)."""
         delete = {
             "TableName": self.table,
             "Key": keys.wire(keys.record(rec.workspace_id, rec.layer, rec.public_id)),
@@ -279,20 +321,36 @@ class Records(Documents):
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
         steps: list[Step] = [("record", {"Delete": delete})]
+        steps += self._posting_steps(rec.workspace_id, rec.layer, rec.public_id, terms, remove=True)
         if rec.layer == "Session" and rec.run_id is not None:
             line = (keys.record_run(rec.workspace_id, rec.run_id), rec.public_id)
             steps.append(("run_line", {"Delete": {"TableName": self.table, "Key": keys.wire(line)}}))
         transact(self.ddb, self._steps(steps, budget), Refusals({"record": _record_refusal(expected)}))
 
-    def review_record(self, rec: TypedRecord, quarantine: Quarantine | None, budget: WriteBudget | None) -> None:
-        """Release (`quarantine` is the released state) or, with None, reject and remove a pending record."""
+    def review_record(
+        self,
+        rec: TypedRecord,
+        quarantine: Quarantine | None,
+        budget: WriteBudget | None,
+        *,
+        terms: Sequence[Posting] = (),
+    ) -> None:
+        """Release (`quarantine` is the released state) or, with None, reject and remove a pending record
+        and its postings under `terms`."""
         key = keys.wire(keys.record(rec.workspace_id, rec.layer, rec.public_id))
         names = {"#pk": "pk", "#q": "quarantine"}
         values: dict[str, Any] = {":pending": {"S": "pending"}}
+        condition = "attribute_exists(#pk) AND #q = :pending"
+        if quarantine is None:
+            # Only the text read is rejected: its postings are the ones removed, so an edit since must
+            # make the reviewer look again rather than leave the edited text's postings behind.
+            names["#lv"] = "lock_version"
+            values[":lv"] = {"N": str(rec.lock_version)}
+            condition += " AND #lv = :lv"
         guard = {
             "TableName": self.table,
             "Key": key,
-            "ConditionExpression": "attribute_exists(#pk) AND #q = :pending",
+            "ConditionExpression": condition,
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
         steps: list[Step]
@@ -303,6 +361,7 @@ class Records(Documents):
                     {"Delete": {**guard, "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}},
                 )
             ]
+            steps += self._posting_steps(rec.workspace_id, rec.layer, rec.public_id, terms, remove=True)
             if rec.layer == "Session" and rec.run_id is not None:
                 line = (keys.record_run(rec.workspace_id, rec.run_id), rec.public_id)
                 steps.append(("run_line", {"Delete": {"TableName": self.table, "Key": keys.wire(line)}}))
@@ -346,6 +405,125 @@ class Records(Documents):
             out += rows
             truncated = truncated or more
         return out, truncated
+
+    def indexed_records(
+        self, workspace_id: str, layer: str, terms: Sequence[str], per_term: int
+    ) -> tuple[list[TypedRecord], bool]:
+        """What a search reads (the `_SEARCHED` fields) of the records the postings of `terms` name, at most
+        the `per_term` best-weighted of each term: one Query per term in parallel, then the named records in
+        batches of 100, in parallel. Eventually consistent, as the unindexed read is. Also answers whether
+        some term has more postings than were read (older records left out)."""
+        queries = [pool().submit(self._postings, workspace_id, layer, term, per_term) for term in terms]
+        ids: dict[str, None] = {}
+        more = False
+        for f in queries:
+            found, full = f.result()
+            ids.update(dict.fromkeys(found))
+            more = more or full
+        wanted = [keys.wire(keys.record(workspace_id, layer, rid)) for rid in ids]
+        batches = [
+            pool().submit(self._searched_batch, workspace_id, wanted[k : k + _GET_BATCH])
+            for k in range(0, len(wanted), _GET_BATCH)
+        ]
+        rows: list[TypedRecord] = []
+        for batch in batches:
+            rows += batch.result()
+        return rows, more
+
+    def _postings(self, workspace_id: str, layer: str, term: str, limit: int) -> tuple[list[str], bool]:
+        pk = keys.record_term_partition(workspace_id, layer, term)
+        resp: dict[str, Any] = read(
+            partial(
+                self.ddb.query,
+                TableName=self.table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": pk}},
+                ProjectionExpression="sk",
+                # The highest impact first (ties: ids are UUIDv7, the newest first).
+                ScanIndexForward=False,
+                Limit=limit,
+            )
+        )
+        found = [it["sk"]["S"].partition("#")[2] for it in resp.get("Items", [])]
+        return found, "LastEvaluatedKey" in resp
+
+    def _searched_batch(self, workspace_id: str, wanted: list[dict[str, Any]]) -> list[TypedRecord]:
+        request: dict[str, Any] = {self.table: {"Keys": wanted, "ProjectionExpression": _SEARCHED}}
+        rows: list[TypedRecord] = []
+        for retry in range(PACING.retries + 1):
+            if retry:
+                PACING.pause(retry - 1)
+            resp: dict[str, Any] = read(partial(self.ddb.batch_get_item, RequestItems=request))
+            rows += [record_searched_row(it, workspace_id) for it in resp.get("Responses", {}).get(self.table, [])]
+            request = resp.get("UnprocessedKeys") or {}
+            if not request:
+                return rows
+        raise busy()
+
+    def write_postings(
+        self,
+        workspace_id: str,
+        layer: str,
+        postings: Sequence[tuple[str, Sequence[Posting]]],
+        *,
+        remove: bool = False,
+    ) -> None:
+        """Put (or, with `remove`, delete) the postings of (record id, its postings) pairs, 25 to a request.
+        Only a reindex writes postings outside a record's own commit (domain/records/service.py says why
+        that is safe)."""
+        ops = []
+        for record_id, held in postings:
+            for posting in held:
+                key = keys.wire(keys.record_term(workspace_id, layer, posting, record_id))
+                ops.append({"DeleteRequest": {"Key": key}} if remove else {"PutRequest": {"Item": key}})
+        for k in range(0, len(ops), _WRITE_BATCH):
+            request: dict[str, Any] = {self.table: ops[k : k + _WRITE_BATCH]}
+            for retry in range(PACING.retries + 1):
+                if retry:
+                    PACING.pause(retry - 1)
+                resp: dict[str, Any] = read(partial(self.ddb.batch_write_item, RequestItems=request))
+                request = resp.get("UnprocessedItems") or {}
+                if not request:
+                    break
+            else:
+                raise busy()
+
+    def mark_records_indexed(self, workspace_id: str, version: int) -> None:
+        """Say that every record of the workspace has its postings of index `version`: searches use them."""
+        attempt(
+            lambda: self.ddb.update_item(
+                TableName=self.table,
+                Key=keys.wire(keys.workspace(workspace_id)),
+                UpdateExpression="SET #v = :v",
+                ConditionExpression="attribute_exists(#pk)",
+                ExpressionAttributeNames={"#pk": "pk", "#v": "records_index"},
+                ExpressionAttributeValues={":v": {"N": str(version)}},
+            ),
+            ["workspace"],
+            Refusals({"workspace": lambda _: ApiError("not_found", "No workspace with that id.")}),
+        )
+
+    def workspaces_to_reindex(self, version: int) -> list[str]:
+        """The ids of every workspace not at index `version`: a whole-table Scan, for an operator's one-off
+        reindex (`agent-memory reindex-records --all`), never a request's."""
+        found: list[str] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "FilterExpression": "begins_with(#pk, :ws) AND #sk = :sk AND (attribute_not_exists(#v) OR #v <> :v)",
+            "ProjectionExpression": "#pk",
+            "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk", "#v": "records_index"},
+            "ExpressionAttributeValues": {
+                ":ws": {"S": keys.WORKSPACE},
+                ":sk": {"S": kinds.WORKSPACE.sk},
+                ":v": {"N": str(version)},
+            },
+        }
+        while True:
+            resp: dict[str, Any] = read(partial(self.ddb.scan, **kwargs))
+            found += [it["pk"]["S"][len(keys.WORKSPACE) :] for it in resp.get("Items", [])]
+            if "LastEvaluatedKey" not in resp:
+                return found
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
     def _shard(self, workspace_id: str, pk: str, limit: int) -> tuple[list[TypedRecord], bool]:
         rows: list[TypedRecord] = []

@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -109,9 +110,6 @@ def _sweep_every(interval: float, stop: threading.Event) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     """One sweep against the storage the environment names (TABLE_NAME, BUCKET_NAME, AWS_ENDPOINT_URL)."""
-    import os
-    from urllib.parse import urlsplit
-
     from agent_memory.store.sweeper import MIN_SAFE_GRACE_SECONDS, sweep_configured
 
     if args.grace_seconds < MIN_SAFE_GRACE_SECONDS and not args.force:
@@ -124,11 +122,7 @@ def _sweep(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    endpoint = os.environ.get("AWS_ENDPOINT_URL")
-    if endpoint and urlsplit(endpoint).hostname in ("127.0.0.1", "localhost", "::1"):
-        # A local emulator (the one `serve` prints as storage_url) accepts any credentials.
-        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    _local_credentials()
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
@@ -141,14 +135,59 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     except (BotoCoreError, ClientError) as exc:
         # No storage to reach (no endpoint, no credentials, no table): say so in one line, not a traceback.
-        print(
-            f"agent-memory sweep: cannot reach the storage ({exc}). Set AWS_ENDPOINT_URL to the storage_url that "
-            "`agent-memory serve` printed, or AWS credentials for a deployed stack.",
-            file=sys.stderr,
-        )
+        _unreachable("sweep", exc)
         return 2
     print(json.dumps(report.as_json()), flush=True)
     return 0
+
+
+def _local_credentials() -> None:
+    import os
+    from urllib.parse import urlsplit
+
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint and urlsplit(endpoint).hostname in ("127.0.0.1", "localhost", "::1"):
+        # A local emulator (the one `serve` prints as storage_url) accepts any credentials.
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+
+
+def _unreachable(command: str, exc: Exception) -> None:
+    print(
+        f"agent-memory {command}: cannot reach the storage ({exc}). Set AWS_ENDPOINT_URL to the storage_url that "
+        "`agent-memory serve` printed, or AWS credentials for a deployed stack.",
+        file=sys.stderr,
+    )
+
+
+def _reindex_records(args: argparse.Namespace) -> int:
+    """Backfill the record search index of workspaces made before it (TABLE_NAME, AWS_ENDPOINT_URL)."""
+    _local_credentials()
+    from agent_memory.api.errors import ApiError
+    from agent_memory.domain.records.service import reindex
+    from agent_memory.domain.records.text import INDEX_VERSION
+    from agent_memory.store import get_store
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    store = get_store()
+    out: dict[str, Any] = {}
+    try:
+        wanted = list(args.workspace or ()) or store.workspaces_to_reindex(INDEX_VERSION)
+        for ws_id in wanted:
+            done = reindex(store, ws_id, partial(_say, f"reindex-records: {ws_id}"))
+            out[ws_id] = {"records": done.records, "postings": done.postings, "withdrawn": done.withdrawn}
+    except ApiError as exc:
+        print(f"agent-memory reindex-records: {exc.message}", file=sys.stderr)
+        return 2
+    except (BotoCoreError, ClientError) as exc:
+        _unreachable("reindex-records", exc)
+        return 2
+    print(json.dumps({"index_version": INDEX_VERSION, "workspaces": out}), flush=True)
+    return 0
+
+
+def _say(what: str, step: str) -> None:
+    print(f"agent-memory {what}: {step}", file=sys.stderr, flush=True)
 
 
 def _progress(step: str) -> None:
@@ -339,6 +378,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="allow a grace below 60 seconds, only when no write can be in flight (default: off)",
     )
     sweep.set_defaults(func=_sweep)
+    rix = sub.add_parser(
+        "reindex-records",
+        help="build the record search index of workspaces made before it (prints a JSON summary)",
+        description="Write the search postings of every record of the workspaces named (or, without --workspace, "
+        "of every workspace not yet indexed) in the storage the environment names (AWS_ENDPOINT_URL: the "
+        "storage_url `serve` printed, or a deployed stack's with TABLE_NAME), then mark each indexed: its "
+        "searches stop reading every record. Safe while the service runs, and to run again.",
+    )
+    rix.add_argument(
+        "--workspace",
+        action="append",
+        metavar="ID",
+        help="a workspace to reindex, may be repeated (default: every workspace not yet indexed)",
+    )
+    rix.set_defaults(func=_reindex_records)
     mcp = sub.add_parser(
         "mcp",
         help="serve one conversation's memory tools and block to an MCP client (stdio)",

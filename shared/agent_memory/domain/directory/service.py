@@ -34,6 +34,7 @@ from agent_memory.core.model import (
 from agent_memory.core.ports import DirectoryStore, Ref
 from agent_memory.core.resolver import Resolver, require_token
 from agent_memory.domain.directory.entries import page_refs as entry_page_refs
+from agent_memory.domain.records.text import INDEX_VERSION
 
 # A workspace's tool_provider_overrides stay a small map: its row must fit DynamoDB's 400 KB item.
 MAX_OVERRIDES = 32
@@ -150,7 +151,10 @@ class Directory:
     def create_workspace(self, presented: PresentedToken | None, name: str) -> Workspace:
         principal = self.resolver.principal(presented)
         now = now_iso()
-        ws = Workspace(uuid7(), principal.account_id, name, now, created_by=principal.public_id)
+        # A new workspace has no record yet, so every record it will hold is in the search index.
+        ws = Workspace(
+            uuid7(), principal.account_id, name, now, created_by=principal.public_id, records_index=INDEX_VERSION
+        )
         self._spend(principal)
         settle(ws)
         # The creator starts as the room's curator: someone must be able to review quarantined versions.

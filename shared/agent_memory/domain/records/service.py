@@ -34,7 +34,7 @@ import base64
 import hashlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -65,6 +65,13 @@ CONSOLIDATION_LEASE_SECONDS = 120
 MAX_CONSOLIDATED_LINES = 100
 CONSOLIDATION_SECONDS = 20.0
 DEFAULT_SEARCH_LIMIT = 20
+# A search of an indexed workspace reads the POSTINGS_PER_TERM best-weighted postings of each query term, fewer
+# when the query has many terms, so that it ranks at most MAX_SEARCH_CANDIDATES records whatever the
+# workspace holds: its cost follows what it may answer, not what is stored.
+POSTINGS_PER_TERM = 256
+MAX_SEARCH_CANDIDATES = 1024
+# Records a reindex reads, and writes postings for, at a time.
+REINDEX_PAGE = 100
 # One export page reads at most this many records (lines or left out), and stops before its lines pass
 # EXPORT_PAGE_BYTES as estimated by `_export_weight`: a Lambda answers at most 6 MB.
 EXPORT_PAGE_RECORDS = 1000
@@ -221,6 +228,21 @@ def _searchable_text(rec: TypedRecord) -> str:
     return " ".join([rec.content, rec.facet or "", *rec.labels])
 
 
+def index_terms(rec: TypedRecord) -> tuple[tuple[str, int], ...]:
+    """The (term, impact) postings a record is found under: the words of its tags first (few, and chosen to
+    be searched by), then its content's, weighed in the text `rank` reads (`_searchable_text`)."""
+    return recordtext.postings(_searchable_text(rec), rec.facet or "", *rec.labels)
+
+
+def _moved_terms(
+    before: TypedRecord, after: TypedRecord
+) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """(postings to put, postings to remove) when a record's text goes from `before` to `after`; a word
+    whose impact changed moves from one key to another."""
+    old, new = index_terms(before), index_terms(after)
+    return tuple(t for t in new if t not in old), tuple(t for t in old if t not in new)
+
+
 def _expired(rec: TypedRecord, now: float) -> bool:
     return rec.valid_to is not None and clock.epoch_of(rec.valid_to) < now
 
@@ -340,6 +362,7 @@ class RecordsService:
                 bands=(),
                 supersede=old,
                 run_line=spec.layer == "Session" and spec.type == "raw",
+                terms=index_terms(rec),
                 budget=budget,
                 now=now,
             )
@@ -428,6 +451,7 @@ class RecordsService:
                 bands=bands,
                 supersede=None,
                 run_line=False,
+                terms=index_terms(rec),
                 budget=budget,
                 now=now,
             )
@@ -469,6 +493,7 @@ class RecordsService:
             expected = replace(expected, lock_version=target.lock_version + 1, updated_at=at)
         answer = Appended(expected, True, replaced is not None, new.operation_id)
         settle(answer)
+        index, unindex = _moved_terms(target, replaced) if replaced is not None else ((), ())
         stored = self.store.absorb_record(
             target,
             mention=mention,
@@ -478,6 +503,8 @@ class RecordsService:
             claim_until=None if mention else claim_until,
             dead_claim=dead,
             bands=new_bands if replaced is not None else (),
+            index=index,
+            unindex=unindex,
             budget=budget,
             now=clock.now(),
         )
@@ -532,7 +559,8 @@ class RecordsService:
         if indexed and (after.content != rec.content or after.group != rec.group):
             bands = recordtext.band_keys(recordtext.shingles(after.content))
         settle(after)
-        self.store.replace_record(rec, after, bands, self.budgets.of(caller.principal))
+        index, unindex = _moved_terms(rec, after)
+        self.store.replace_record(rec, after, bands, self.budgets.of(caller.principal), index=index, unindex=unindex)
         return after
 
     def delete(self, presented: PresentedToken | None, ws_id: str, record_id: str, expected: int) -> None:
@@ -542,7 +570,7 @@ class RecordsService:
                 "stale_object", f"The record is at lock_version {rec.lock_version}, not {expected}: read it again."
             )
         settle(None)
-        self.store.delete_record(rec, expected, self.budgets.of(caller.principal))
+        self.store.delete_record(rec, expected, self.budgets.of(caller.principal), terms=index_terms(rec))
 
     def review(self, presented: PresentedToken | None, ws_id: str, record_id: str, decision: str) -> TypedRecord | None:
         caller, rec = self._opened(presented, ws_id, record_id, write=True)
@@ -552,7 +580,7 @@ class RecordsService:
         budget = self.budgets.of(caller.principal)
         if decision == "reject":
             settle(None)
-            self.store.review_record(rec, None, budget)
+            self.store.review_record(rec, None, budget, terms=index_terms(rec))
             return None
         q = rec.quarantine
         released = replace(rec, quarantine=Quarantine("released", q.rules, q.ruleset, caller.author(), now_iso()))
@@ -614,7 +642,17 @@ class RecordsService:
         offset = _read_cursor(q.cursor, q.fingerprint())
         if q.quarantine == "pending" and not access.is_curator(caller.role):
             return SearchPage([], None)
-        rows, truncated = self.store.workspace_records(ws_id, q.layer)
+        terms = recordtext.query_terms(q.query or "")
+        if q.query and not terms:
+            # No word to rank by (punctuation only): nothing can score, so nothing is read.
+            return SearchPage([], None)
+        if terms and caller.workspace.records_index == recordtext.INDEX_VERSION:
+            per_term = min(POSTINGS_PER_TERM, MAX_SEARCH_CANDIDATES // len(terms))
+            rows, truncated = self.store.indexed_records(ws_id, q.layer, terms, per_term)
+        else:
+            # A workspace made before the index (until `agent-memory reindex-records`), or the curator's
+            # listing of what waits for review, which has no words to look up.
+            rows, truncated = self.store.workspace_records(ws_id, q.layer)
         now = clock.now()
         kept = [r for r in rows if self._selected(caller, r, q, now)]
         ranked: list[tuple[TypedRecord, float]]
@@ -686,6 +724,57 @@ class RecordsService:
         if r.superseded_by is not None and not q.include_superseded:
             return False
         return q.include_expired or not _expired(r, now)
+
+
+@dataclass(frozen=True, slots=True)
+class Reindexed:
+    """What a reindex did: records read, postings written, and postings taken back because their record
+    changed or went while they were being written."""
+
+    records: int
+    postings: int
+    withdrawn: int
+
+
+def reindex(store: RecordsStore, ws_id: str, progress: Callable[[str], None] | None = None) -> Reindexed:
+    """Write the search postings of every record of a workspace (both layers), then mark it indexed, so its
+    searches stop reading every record. For workspaces made before the index; running it again is harmless.
+
+    Safe beside live writes. Appends, edits and deletes put and remove a record's postings in their own
+    commits, conditioned on the version they read. A page's postings are written first and the page is then
+    read again (strongly): postings of a text a record no longer holds, or of a record gone, are removed.
+    A change after that read removes them itself, since its commit works from the text this read saw."""
+    if store.get_many([Ref.workspace(ws_id)])[Ref.workspace(ws_id)] is None:
+        raise access.not_found("workspace")
+    records = postings = withdrawn = 0
+    for layer in EXPORT_LAYERS:
+        for shard in range(store.record_shards):
+            after: str | None = None
+            while True:
+                rows, more = store.record_page(ws_id, layer, shard, after, REINDEX_PAGE)
+                written = [(r.public_id, index_terms(r)) for r in rows]
+                store.write_postings(ws_id, layer, written)
+                refs = {r.public_id: Ref.record(ws_id, layer, r.public_id) for r in rows}
+                now = store.get_many(list(refs.values())) if refs else {}
+                stale: list[tuple[str, tuple[tuple[str, int], ...]]] = []
+                for rid, terms in written:
+                    current = now.get(refs[rid])
+                    kept = set(index_terms(current)) if current is not None else set()
+                    gone = tuple(t for t in terms if t not in kept)
+                    if gone:
+                        stale.append((rid, gone))
+                if stale:
+                    store.write_postings(ws_id, layer, stale, remove=True)
+                records += len(rows)
+                postings += sum(len(t) for _, t in written)
+                withdrawn += sum(len(t) for _, t in stale)
+                if not more or not rows:
+                    break
+                after = rows[-1].public_id
+            if progress is not None:
+                progress(f"{layer} shard {shard}: {records} records so far")
+    store.mark_records_indexed(ws_id, recordtext.INDEX_VERSION)
+    return Reindexed(records, postings, withdrawn)
 
 
 def _cursor(offset: int, fingerprint: str) -> str:

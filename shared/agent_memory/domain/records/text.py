@@ -28,6 +28,17 @@ Relevance. `rank` is Okapi BM25 with k1 = 1.2, b = 0.75 and the non-negative IDF
 ln(1 + (N - n + 0.5)/(n + 0.5)), over the documents it is given: every document is tokenised once and
 only the query's terms are counted, so the cost is one pass over the text.
 
+Index. A search must not read every record either, so each record's text is indexed by term: its first
+`MAX_INDEXED_TERMS` distinct words (`index_terms`: the facet and labels first, then the content), each a
+posting the record's own writes keep, carrying the term's *impact* in that text (`postings`): BM25's term
+weight tf*(k1+1)/(tf + k1*(1-b+b*len/NOMINAL_LENGTH)), times 1000, rounded; the corpus's average length is
+not known when a record is written, so a nominal one stands in. A search reads the postings of the query's
+first `MAX_SEARCHED_TERMS` distinct words (`query_terms`) highest impact first, so a capped read keeps the
+records BM25 would rank high for that word (not merely the newest), and ranks only the records they name,
+with `rank`. Since a record's postings are computed from its text whenever it is written, changing these
+rules (or the words) changes what an old record would be indexed under: bump `INDEX_VERSION`, which sends
+every workspace back to reading all its records until it is reindexed.
+
 Clauses. A raw line loses one speaker prefix (`user:`, `assistant:` ... see `SPEAKERS`; "Note: x" is
 not a speaker), then is cut at `;` and at sentence ends: a run of `.`, `!` or `?` (closing quotes or
 brackets may follow) that is followed by whitespace or the end of the line. A dot right after a word
@@ -72,6 +83,7 @@ import itertools
 import math
 import operator
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Final
 
@@ -82,6 +94,11 @@ MAX_QUERY_TERMS: Final = 512
 MAX_CLAUSES: Final = 32
 
 NEAR_DUPLICATE: Final[float] = 0.7
+
+INDEX_VERSION: Final = 1
+MAX_INDEXED_TERMS: Final = 40
+MAX_SEARCHED_TERMS: Final = 16
+NOMINAL_LENGTH: Final = 16
 
 BANDS: Final = 8
 ROWS: Final = 2
@@ -327,6 +344,34 @@ def band_keys(sh: frozenset[str]) -> tuple[str, ...]:
         digest = hashlib.blake2b(b"".join(v.to_bytes(8) for v in rows), digest_size=8).hexdigest()
         keys.append(f"{band}:{digest}")
     return tuple(keys)
+
+
+def index_terms(*texts: str) -> tuple[str, ...]:
+    """The distinct words of `texts`, in the order given, at most `MAX_INDEXED_TERMS` of them."""
+    found: dict[str, None] = {}
+    for text in texts:
+        for word in words(text):
+            found[word] = None
+            if len(found) == MAX_INDEXED_TERMS:
+                return tuple(found)
+    return tuple(found)
+
+
+def postings(searched: str, *first: str) -> tuple[tuple[str, int], ...]:
+    """(term, impact) of the text `searched` (as `rank` will read it) under its `index_terms`, those of the
+    texts `first` (parts of it) before the rest."""
+    tokens = words(searched)
+    counts = Counter(tokens)
+    norm = K1 * (1.0 - B + B * len(tokens) / NOMINAL_LENGTH)
+    return tuple(
+        (term, round(1000 * counts[term] * (K1 + 1.0) / (counts[term] + norm)))
+        for term in index_terms(*first, searched)
+    )
+
+
+def query_terms(query: str) -> tuple[str, ...]:
+    """The distinct words of a query whose postings a search reads, at most `MAX_SEARCHED_TERMS`."""
+    return tuple(dict.fromkeys(words(query)))[:MAX_SEARCHED_TERMS]
 
 
 def candidate_probability(s: float) -> float:
