@@ -434,7 +434,7 @@ def _grep(w: World, i: int) -> Step:
 
 
 def _grep_literal(w: World, i: int) -> Step:
-    # Plain words, the usual case: answered by a substring test instead of a timed regex search per line.
+    # Plain words, the usual case: answered by a substring search of the text instead of the regex engine.
     body = {"memory": {"pattern": "Detail Number 37", "ignore_case": True}}
     return Step("POST", f"{w.conv_mem}/grep", w.token, body)
 
@@ -677,8 +677,7 @@ def _grep_worst_url(w: World) -> str:
     anchors = [Anchor("conversation", conv), Anchor("workspace", ws_id)]
     anchors += [Anchor("conversation", other) for other in others]
     store = get_store()
-    line = "- a line of ordinary notes, sixty-four bytes long, to be searched\n"
-    text = (line * (GREP_DOC_BYTES // len(line) + 1))[:GREP_DOC_BYTES]
+    text = _grep_worst_text()
     data = text.encode()
     docs = [
         Document(
@@ -706,6 +705,35 @@ def _grep_worst_url(w: World) -> str:
     url = f"/workspaces/{ws_id}/conversations/{conv}/memory/grep"
     _grep_worlds[id(w)] = url
     return url
+
+
+def _grep_worst_text() -> str:
+    line = "- a line of ordinary notes, sixty-four bytes long, to be searched\n"
+    return (line * (GREP_DOC_BYTES // len(line) + 1))[:GREP_DOC_BYTES]
+
+
+def grep_cpu_per_mib() -> list[tuple[str, float, float]]:
+    """(pattern, whole-document ms, line-by-line ms) of regex CPU per MiB searched: the worst case's and
+    the regex row's pattern over 16 of the worst case's documents, median of 5, side by side in one run."""
+    from agent_memory.domain.memory.matching import LineMatcher
+
+    texts = [_grep_worst_text()] * 16
+    mib = sum(len(t) for t in texts) / 2**20
+    rows = []
+    for pattern in (r"no such \w+ here", r"detail number 3\d"):
+        ms_per_mib = []
+        for by_line in (False, True):
+            samples = []
+            for _ in range(5):
+                matcher = LineMatcher(pattern, False, by_line=by_line)
+                cpu = time.thread_time_ns()
+                for text in texts:
+                    for _found in matcher.lines(text, time.monotonic() + 60):
+                        pass
+                samples.append((time.thread_time_ns() - cpu) / 1e6 / mib)
+            ms_per_mib.append(pct(samples, 50))
+        rows.append((pattern, ms_per_mib[0], ms_per_mib[1]))
+    return rows
 
 
 def _grep_worst(w: World, i: int) -> Step:
@@ -810,6 +838,11 @@ def grep_worst_note(results: list[Result]) -> None:
                 f"S3 GETs {min(gets)}-{max(gets)} per call"
             )
     print(f"  answers, by truncated_reason: {dict(GREP_REASONS)} (every one 200)")
+    for pattern, whole, by_line in grep_cpu_per_mib():
+        print(
+            f"  regex CPU per MiB searched, {pattern!r}: whole documents {whole:.1f} ms, line by line {by_line:.1f} ms "
+            f"({whole / by_line:.2f}x)"
+        )
 
 
 def fork_vs_copy(w: World, n: int) -> None:

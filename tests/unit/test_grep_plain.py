@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import regex
-from agent_memory.domain.memory.service import plain_search
+from agent_memory.domain.memory.matching import plain_search
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 

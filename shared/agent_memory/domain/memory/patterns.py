@@ -10,6 +10,9 @@ Parsing is linear in the pattern and cheap; only compiling expands.
 Nested unbounded repeats such as `(x+x+)+y` compile small and stay legal: what they cost is matching
 time, which grep's deadline bounds. Compiled patterns are never kept by the module's cache (a process
 serving every caller's patterns would otherwise hold up to 500 of them, the bombs included).
+
+grep answers per line, as if each line were searched alone; `compile_whole` reads the same parse tree to
+decide whether one search of the whole document finds exactly those lines (see its docstring).
 """
 
 from __future__ import annotations
@@ -49,6 +52,79 @@ def compile_pattern(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
         # pattern text that only ever grows); purge clears it. grep is the layer's only user of `regex`.
         regex.purge()
     return compiled
+
+
+def compile_whole(pattern: str, ignore_case: bool) -> regex.Pattern[str] | None:
+    """The pattern compiled to search a whole document at once (MULTILINE: `^` and `$` at each line), when
+    that finds exactly the lines that searching each line alone finds; else None, and grep goes line by line.
+
+    Searching line by line arms the engine's timer once per line, and that, not matching, is most of its cost.
+    One search from a line's start finds the leftmost match; it answers for the line where it starts when:
+    - no part of the pattern can match a newline ("contained"): every attempt from a line stays in it, and
+      sees the newline at either end fail as the string's end fails, so even lookarounds, atomic groups and
+      recursion answer as they would on the line alone; or
+    - a newline can be matched only by narrow, whitespace-like atoms (`\\s`, `\\n`, `[ \\t\\n]`) and nothing
+      commits to one way of matching (no lookaround, atomic group, possessive repeat or recursion): every way
+      a line alone matches is still a way the document matches, so no line is missed; a match that crosses
+      a newline is checked on its line alone (grep does that), one inside its line is one the line has.
+      Wide atoms such as `[^x]` or `(?s).` are left to the line-by-line search: an attempt could run to the
+      document's end from every start, where on a line it stops at the line's end.
+    Everything else (`\\A`, `\\Z`, `\\G`, `\\K`, `\\X`, fuzzy matching, backtracking verbs, word mode, reverse
+    and POSIX matching, anything not named here) goes line by line, unjudged.
+    """
+    flags = (regex.IGNORECASE if ignore_case else 0) | regex.MULTILINE
+    tree = _parse(pattern, flags)
+    _check_size(tree)
+    if not _line_bound(tree):
+        return None
+    try:
+        compiled = regex.compile(pattern, flags, cache_pattern=False)
+    except (regex.error, ValueError):
+        return None  # compile_pattern, line by line, says why
+    finally:
+        regex.purge()
+    if compiled.flags & (regex.REVERSE | regex.POSIX | regex.WORD):
+        return None
+    return compiled
+
+
+_R = _regex_core
+# Nodes whose answer at a position depends only on the characters within the line around it (the
+# newline beyond a line's end is a non-word character, as the string's end is).
+_STRUCTURE = (_R.Sequence, _R.Branch, _R.Group, _R.GreedyRepeat, _R.LazyRepeat, _R.Conditional, _R.RefGroup)
+_ASSERTIONS = (_R.StartOfLine, _R.EndOfLine, _R.Boundary, _R.StartOfWord, _R.EndOfWord, _R.Failure)
+# Nodes that commit to one way of matching, or look beyond it: exact only when nothing crosses a line.
+_COMMITTING = (_R.Atomic, _R.PossessiveRepeat, _R.LookAround, _R.LookAroundConditional, _R.CallGroup)
+_ATOMS = (_R.Character, _R.Property, _R.Range, _R.SetUnion, _R.SetInter, _R.SetDiff, _R.SetSymDiff)
+_NEWLINE = 10
+# A newline-matching atom is narrow when it matches none of these: whitespace only, in practice.
+_VISIBLE = range(0x21, 0x7F)
+
+
+def _line_bound(tree: Any) -> bool:
+    """Whether searching a whole document finds the lines a line-by-line search finds (compile_whole)."""
+    crosses = committing = False
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _ATOMS or kind is _R.Any or kind is _R.AnyAll:
+            newline = kind is _R.AnyAll or (kind is not _R.Any and node.matches(_NEWLINE))
+            if newline and (kind is _R.AnyAll or any(node.matches(c) for c in _VISIBLE)):
+                return False  # wide: see compile_whole
+            crosses |= newline
+            continue
+        if kind in _COMMITTING:
+            committing = True
+        elif kind not in _STRUCTURE and kind not in _ASSERTIONS:
+            return False
+        for name in _CHILDREN:
+            child = getattr(node, name, None)
+            if isinstance(child, (list, tuple)):
+                stack.extend(child)
+            elif child is not None:
+                stack.append(child)
+    return not (crosses and committing)
 
 
 def check_length(pattern: str) -> None:

@@ -4,7 +4,6 @@ ask core/access.py whether a change may land, and answer domain values (views.py
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from agent_memory.api.errors import ApiError, destination_taken, stale
@@ -44,25 +43,6 @@ GREP_DEADLINE_SECONDS = 2.0
 GREP_BYTE_BUDGET = 8 * 1024 * 1024
 
 
-def plain_search(pattern: str, ignore_case: bool) -> Callable[[str], bool | None] | None:
-    """A substring test equal to searching the pattern, when it has no special characters; else None.
-
-    A literal cannot backtrack, so it needs no timeout, and arming regex's timer costs several times more
-    than the match itself (measured by tests/bench.py). The test answers None for a line only the regex
-    engine can judge: beyond ASCII, case folding has extra pairs (the Kelvin sign folds to k).
-    """
-    import regex  # only grep needs the engine (about 10 ms of import): the other verbs never load it
-
-    if regex.escape(pattern, special_only=True, literal_spaces=True) != pattern:
-        return None
-    if not ignore_case:
-        return lambda line: pattern in line
-    if not pattern.isascii():
-        return None
-    lowered = pattern.lower()
-    return lambda line: (lowered in line.lower()) if line.isascii() else None
-
-
 def _within_budget(rows: list[Located]) -> list[Located]:
     """The rows grep reads: path order, up to the first whose content would pass the byte budget."""
     spent = 0
@@ -77,14 +57,6 @@ def _shown(src: Source, doc: Document) -> str:
     """A document's path as answers name it: an organization Memory's files by their relative path."""
     plain = src.anchor is not None and src.anchor.scope == "memory"
     return doc.rest if plain else f"{src.name}/{doc.rest}"
-
-
-def _may_contain(text: str, pattern: str, ignore_case: bool) -> bool:
-    """False only when no line of `text` can match the literal `pattern` (every line is a substring of the
-    text); plain_search stays the judge of each line."""
-    if not ignore_case:
-        return pattern in text
-    return not text.isascii() or pattern.lower() in text.lower()
 
 
 def check_content(content: object, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
@@ -199,15 +171,13 @@ class MemoryService:
         return Located(mp.logical, doc, content_of(ctx, mp.logical, doc))
 
     def grep(self, ctx: Context, pattern: str, prefix: MemoryPath | None, ignore_case: bool, limit: int) -> GrepResult:
-        from agent_memory.domain.memory.patterns import check_length, compile_pattern  # regex: loaded by grep alone
+        from agent_memory.domain.memory.matching import LineMatcher  # regex: loaded by grep alone
+        from agent_memory.domain.memory.patterns import check_length
 
         deadline = time.monotonic() + GREP_DEADLINE_SECONDS
         refuse_override(ctx, prefix if prefix is not None and prefix.skill_name is not None else None)
         check_length(pattern)
-        plain = plain_search(pattern, ignore_case)
-        # A literal needs the engine only for a line plain_search cannot judge, so it is compiled then (a
-        # literal has no repeats: it is within every other compile bound).
-        compiled = compile_pattern(pattern, ignore_case) if plain is None else None
+        matcher = LineMatcher(pattern, ignore_case)  # refuses a pattern out of bounds before anything is read
         sources = [ctx.source(prefix)] if prefix is not None else ctx.readable()
         rows = [
             row
@@ -244,24 +214,13 @@ class MemoryService:
                     # A document whose content object is missing is skipped and named, not a failed search.
                     unreadable.append(row.path)
                     continue
-                if plain is not None and not _may_contain(text, pattern, ignore_case):
-                    continue
-                for number, line in enumerate(text.split("\n"), start=1):
-                    hit = plain(line) if plain is not None else None
-                    if hit is None:
-                        remaining = deadline - time.monotonic()
-                        try:
-                            if remaining <= 0:
-                                raise TimeoutError
-                            compiled = compiled or compile_pattern(pattern, ignore_case)
-                            hit = compiled.search(line, timeout=remaining) is not None
-                        except TimeoutError:
-                            return ended("deadline")
-                    if not hit:
-                        continue
-                    if len(matches) == limit:
-                        return ended("limit")
-                    matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
+                try:
+                    for number, line in matcher.lines(text, deadline):
+                        if len(matches) == limit:
+                            return ended("limit")
+                        matches.append(GrepMatch(row.path, number, line[:GREP_LINE_CAP]))
+                except TimeoutError:
+                    return ended("deadline")
         finally:
             for future in pending.values():
                 future.cancel()  # what the walk never reached need not be fetched
