@@ -151,6 +151,27 @@ def _path_refs(anchor: Anchor, mp: MemoryPath, versions: tuple[int, ...]) -> lis
     return [Ref.document(anchor, mp.rest), *(Ref.version(anchor, mp.rest, n) for n in versions)]
 
 
+def _workspace_refs(
+    workspace_id: str, principal_id: str, paths: tuple[MemoryPath, ...], versions: tuple[int, ...]
+) -> list[Ref]:
+    """What the workspace door reads: the workspace, the caller's membership, the workspace/ documents named."""
+    refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, principal_id)]
+    for mp in paths:
+        if mp.root == "workspace":
+            refs += _path_refs(Anchor("workspace", workspace_id), mp, versions)
+    return refs
+
+
+def workspace_refs(
+    presented: PresentedToken | None, workspace_id: str, paths: tuple[MemoryPath, ...]
+) -> tuple[Ref, ...]:
+    """The rows `Resolver.workspace_context_of` reads, for another door's batch to carry (none without a token:
+    that door refuses first)."""
+    if presented is None:
+        return ()
+    return tuple(_workspace_refs(workspace_id, presented.principal_id, paths, ()))
+
+
 class Resolver:
     def __init__(self, store: ResolverStore) -> None:
         self.store = store
@@ -348,13 +369,33 @@ class Resolver:
         versions: tuple[int, ...] = (),
     ) -> Context:
         presented = require_token(presented)
-        refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, presented.principal_id)]
-        for mp in paths:
-            if mp.root == "workspace":
-                refs += _path_refs(Anchor("workspace", workspace_id), mp, versions)
+        refs = _workspace_refs(workspace_id, presented.principal_id, paths, versions)
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
+        return self._workspace_door(principal, got, workspace_id, write=write, speaker_selector=speaker_selector)
+
+    def workspace_context_of(
+        self, ctx: Context, workspace_id: str, *, paths: tuple[MemoryPath, ...] = (), write: bool = False
+    ) -> Context:
+        """The workspace door's Context for `ctx`'s caller, from the rows `ctx` loaded: a read only for what
+        it lacks. A verb with two doors (promote: the source's, then the workspace it writes) names the
+        second's rows in the first's batch (`workspace_refs`) and opens it here without a round trip."""
+        got = dict(ctx.loaded)
+        missing = [r for r in _workspace_refs(workspace_id, ctx.principal.public_id, paths, ()) if r not in got]
+        if missing:
+            got.update(self.store.get_many(missing))
+        return self._workspace_door(ctx.principal, got, workspace_id, write=write)
+
+    def _workspace_door(
+        self,
+        principal: Principal,
+        got: dict[Ref, Any],
+        workspace_id: str,
+        *,
+        write: bool,
+        speaker_selector: str | None = None,
+    ) -> Context:
         ws: Workspace | None = got[Ref.workspace(workspace_id)]
         role = access.workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
         if role is None:
@@ -375,11 +416,14 @@ class Resolver:
         paths: tuple[MemoryPath, ...] = (),
         speaker_selector: str | None = None,
         versions: tuple[int, ...] = (),
+        extra: tuple[Ref, ...] = (),
     ) -> Context:
+        """`extra` rows ride in the first batch too (the workspace a promote writes)."""
         presented = require_token(presented)
         root = "user" if presented.principal_kind == "human" else "agent"
         anchor = Anchor(root, presented.principal_id)
         refs = [ref for mp in paths if mp.root == root for ref in _path_refs(anchor, mp, versions)]
+        refs += extra
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
