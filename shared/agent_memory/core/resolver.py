@@ -13,7 +13,7 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +112,13 @@ def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
     refs += [Ref.document(by_root[mp.root].anchor, mp.rest) for mp in paths if mp.root in by_root]
     refs += _lineage_refs(ex)
     return list(dict.fromkeys(refs))
+
+
+def _call_refs(
+    ex: Execution, paths: tuple[MemoryPath, ...], mounted: Callable[[Execution], list[Ref]] | None
+) -> list[Ref]:
+    refs = _execution_refs(ex, paths)
+    return refs if mounted is None else list(dict.fromkeys([*refs, *mounted(ex)]))
 
 
 def _lineage_refs(ex: Execution) -> list[Ref]:
@@ -634,8 +641,12 @@ class Resolver:
         *,
         secret: str | None = None,
         paths: tuple[MemoryPath, ...] = (),
+        mounted: Callable[[Execution], list[Ref]] | None = None,
     ) -> tuple[Execution, Context]:
         """Open an accepted execution for a tool call, from its frozen bindings.
+
+        `mounted` names, given the execution, rows its mounts hold that the call will read (a mounted
+        Memory's row and file): they ride in the batch that reads its standing.
 
         The caller proves itself with the principal's bearer token (HTTP, or the in-account function), or
         with the execution's own secret, handed out once when it began (the in-account function: a
@@ -647,7 +658,7 @@ class Resolver:
         ex = _EXECUTIONS.get(execution_id)
         eref = Ref.execution(execution_id)
         # The stop mark is never cached: it rides in the call's batch whichever round that is.
-        refs = [eref, Ref.execution_stop(execution_id)] if ex is None else _execution_refs(ex, paths)
+        refs = [eref, Ref.execution_stop(execution_id)] if ex is None else _call_refs(ex, paths, mounted)
         tref = None
         if secret is None:
             presented = require_token(presented)
@@ -667,7 +678,7 @@ class Resolver:
         access.unexpired(ex, clock.now())
         if eref in got:
             _EXECUTIONS.put(ex.public_id, ex)
-            got.update(self.store.get_many(_execution_refs(ex, paths)))
+            got.update(self.store.get_many(_call_refs(ex, paths, mounted)))
         principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id, ex.principal_name)
         access.not_stopped(ex, got)
         ws, member, conv = _host_rows(got, ex.workspace_id, ex.principal_id, ex.conversation_id)
