@@ -473,6 +473,34 @@ def _file_write(w: World, i: int) -> Step:
     return Step("POST", f"/memories/{w.mem}/files", w.token, {"file": file}, expect=201)
 
 
+# A session of the bench's conversation that mounts the bench's Memory, started on first use (untimed).
+MOUNT = "/workspace/bench"
+_sessions: dict[int, str] = {}
+
+
+def _session(w: World) -> str:
+    found = _sessions.get(id(w))
+    if found is not None:
+        return found
+    mounts = [{"memory": w.mem, "path": MOUNT, "mode": "readwrite"}]
+    body = {"execution": {"capabilities": [{"ref": "memory", "config": {"mounts": mounts}}]}}
+    out = w.h.call(Step("POST", f"/workspaces/{w.ws}/conversations/{w.conv}/executions", w.token, body, expect=201))
+    _sessions[id(w)] = out["execution"]["public_id"]
+    return _sessions[id(w)]
+
+
+def _mounted_write(w: World, i: int) -> Step:
+    """The same file as the Memory's own door writes, through the session's mount of it."""
+    pid, lv = w.pairs[f"memory:{MEMORY_FILE}"]
+    file = {
+        "path": f"{MOUNT}/{MEMORY_FILE}",
+        "content": _markdown(f"mounted {i}", 40),
+        "expected_public_id": pid,
+        "expected_lock_version": lv,
+    }
+    return Step("POST", f"/executions/{_session(w)}/files/write", w.token, {"file": file}, expect=201)
+
+
 def _file_written(w: World, i: int, out: dict[str, Any]) -> None:
     w.pairs[f"memory:{MEMORY_FILE}"] = (out["file"]["public_id"], out["file"]["lock_version"])
 
@@ -762,49 +790,55 @@ _BATCH = "one BatchGetItem: token+workspace+member+conversation(+document)"
 _COMMIT = "S3 put + one DynamoDB commit, the version record in it (+ the batch read)"
 _WRITE_OPS = {"BatchGetItem": 1, "PutObject": 1, "TransactWriteItems": 1}
 
-# ---- fork: a conversation of 64 documents of 1000 bytes, forked; each child is removed again, untimed,
-# so the table (and moto's transaction cost, which grows with it) stays the same size for every call.
+# ---- fork: a conversation of 64 (and one of 8) documents of 1000 bytes, forked; each child is removed again,
+# untimed, so the table (and moto's transaction cost, which grows with it) stays the same size for every call.
+# 8 fit one transaction with their records; 64 pass DynamoDB's 100 items and take two.
 
 FORK_VERB = "fork 64"
 FORK_DOCS = 64
+FORK_SMALL_DOCS = 8
 FORK_DOC_BYTES = 1000
-_fork_worlds: dict[int, tuple[str, str]] = {}
+_fork_worlds: dict[tuple[int, int], tuple[str, str]] = {}
 
 
-def _fork_parent(w: World) -> tuple[str, str]:
-    """(workspace, conversation) of the 64-document parent, built on first use (untimed)."""
-    found = _fork_worlds.get(id(w))
+def _fork_parent(w: World, docs: int = FORK_DOCS) -> tuple[str, str]:
+    """(workspace, conversation) of a parent of `docs` documents, built on first use (untimed)."""
+    found = _fork_worlds.get((id(w), docs))
     if found is not None:
         return found
-    ws = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "fork"}}, expect=201))
+    ws = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": f"fork {docs}"}}, expect=201))
     ws_id = ws["workspace"]["public_id"]
     out = w.h.call(Step("POST", f"/workspaces/{ws_id}/conversations", w.token, {"conversation": {}}, expect=201))
     conv = out["conversation"]["public_id"]
-    for i in range(FORK_DOCS):
+    for i in range(docs):
         content = (_markdown(f"fork {i}", 20) * 2)[:FORK_DOC_BYTES]
         body = _write_body(f"conversation/f-{i:02d}.md", content)
         w.h.call(Step("POST", f"/workspaces/{ws_id}/conversations/{conv}/memory", w.token, body, expect=201))
-    _fork_worlds[id(w)] = (ws_id, conv)
+    _fork_worlds[(id(w), docs)] = (ws_id, conv)
     return ws_id, conv
 
 
-def _fork(w: World, i: int) -> Step:
-    ws_id, conv = _fork_parent(w)
-    return Step("POST", f"/workspaces/{ws_id}/conversations/{conv}/fork", w.token, expect=201)
+def _forking(docs: int) -> tuple[Callable[[World, int], Step], Callable[[World, int, dict[str, Any]], None]]:
+    """The fork of a `docs`-document parent, and the untimed removal of its child."""
 
+    def fork(w: World, i: int) -> Step:
+        ws_id, conv = _fork_parent(w, docs)
+        return Step("POST", f"/workspaces/{ws_id}/conversations/{conv}/fork", w.token, expect=201)
 
-def _unfork(w: World, i: int, out: dict[str, Any]) -> None:
-    child = out["conversation"]["public_id"]
-    anchor = f"ANCHOR#conversation#{child}"
-    keys = [("CONV#" + child, "CONV"), (anchor, "#META"), (anchor, "FORKBASE")]
-    keys += [(anchor, f"DOC#f-{k:02d}.md") for k in range(FORK_DOCS)]
-    # And the child's history: one `fork` record per copy, at the parent's lock_version (0)
-    keys += [store_keys.version(Anchor("conversation", child), f"f-{k:02d}.md", 0) for k in range(FORK_DOCS)]
-    ddb = aws_clients()[0]
-    table = get_store().table
-    for k in range(0, len(keys), 25):
-        batch = [{"DeleteRequest": {"Key": {"pk": {"S": pk}, "sk": {"S": sk}}}} for pk, sk in keys[k : k + 25]]
-        ddb.batch_write_item(RequestItems={table: batch})
+    def unfork(w: World, i: int, out: dict[str, Any]) -> None:
+        child = out["conversation"]["public_id"]
+        anchor = f"ANCHOR#conversation#{child}"
+        keys = [("CONV#" + child, "CONV"), (anchor, "#META"), (anchor, "FORKBASE")]
+        keys += [(anchor, f"DOC#f-{k:02d}.md") for k in range(docs)]
+        # And the child's history: one `fork` record per copy, at the parent's lock_version (0)
+        keys += [store_keys.version(Anchor("conversation", child), f"f-{k:02d}.md", 0) for k in range(docs)]
+        ddb = aws_clients()[0]
+        table = get_store().table
+        for k in range(0, len(keys), 25):
+            batch = [{"DeleteRequest": {"Key": {"pk": {"S": pk}, "sk": {"S": sk}}}} for pk, sk in keys[k : k + 25]]
+            ddb.batch_write_item(RequestItems={table: batch})
+
+    return fork, unfork
 
 
 def worst_note() -> str:
@@ -869,7 +903,7 @@ def fork_vs_copy(w: World, n: int) -> None:
         f"\nFork vs copying the content ({len(docs)} documents, {copied} bytes): a copy-on-write fork reads and "
         f"writes 0 S3 bytes in 5 DynamoDB requests; copying instead takes {2 * len(docs)} S3 requests "
         f"(get + put each, 16 in parallel) moving {2 * copied} bytes: p50 {pct(samples, 50):.2f} ms, "
-        f"p99 {pct(samples, 99):.2f} ms over {n} runs, before writing any pointer row (compare 'fork 64' above)."
+        f"p99 {pct(samples, 99):.2f} ms over {n} runs, before writing any pointer row (compare '{FORK_VERB}' above)."
     )
 
 
@@ -1050,22 +1084,44 @@ VERBS: list[Verb] = [
         _file_written,
     ),
     Verb(
+        "memory file write (mounted)",
+        Target(
+            2,
+            1,
+            "S3 put + one commit; one BatchGetItem: token+standing+the mounted Memory and its file (the warm "
+            "function knows the execution, so the mount)",
+            ops=_WRITE_OPS,
+        ),
+        _mounted_write,
+        _file_written,
+    ),
+    Verb(
         "workspace show",
         Target(1, 0, "one BatchGetItem: token+workspace+member+document"),
         _ws_show,
         cold=Target(1, 1, "one BatchGetItem + S3 get (cache empty)"),
     ),
     Verb(
+        f"fork {FORK_SMALL_DOCS}",
+        Target(
+            4,
+            0,
+            f"batch read + mark the parent forked + one Query (parent rows) + one transaction (child, "
+            f"{FORK_SMALL_DOCS} copies, their `fork` records, budget); 0 S3",
+            ops={"BatchGetItem": 1, "UpdateItem": 1, "Query": 1, "TransactWriteItems": 1},
+        ),
+        *_forking(FORK_SMALL_DOCS),
+    ),
+    Verb(
         FORK_VERB,
         Target(
             5,
             0,
-            "batch read + mark the parent forked + one Query (parent rows) + 2 transactions (64 `fork` records "
-            "+ budget; child + 64 copies); 0 S3",
+            "batch read + mark the parent forked + one Query (parent rows) + 2 transactions, past 100 items "
+            "(64 `fork` records + budget; child + 64 copies); 0 S3",
             ops={"BatchGetItem": 1, "UpdateItem": 1, "Query": 1, "TransactWriteItems": 2},
         ),
-        _fork,
-        _unfork,
+        *_forking(FORK_DOCS),
     ),
     Verb(
         "versions",
@@ -1108,14 +1164,15 @@ VERBS: list[Verb] = [
     Verb(
         "promote (conversation)",
         Target(
-            3,
+            2,
             1,
-            "2 batch reads (source's door, the workspace) + S3 put + one commit; source content cached",
-            ops={"BatchGetItem": 2, "PutObject": 1, "TransactWriteItems": 1},
+            "one batch read (source's door and record, the target's workspace and row) + S3 put + one commit; "
+            "source content cached",
+            ops={"BatchGetItem": 1, "PutObject": 1, "TransactWriteItems": 1},
         ),
         _promote_from_conversation,
         lambda w, i, out: w.remember(out),
-        cold=Target(3, 2, "as warm + S3 get of the source's text (cache empty)"),
+        cold=Target(2, 2, "as warm + S3 get of the source's text (cache empty)"),
     ),
     Verb(
         "promote (workspace)",

@@ -1,7 +1,8 @@
 """Forks over HTTP: copy-on-write copies of a conversation's pointer rows and configuration, and archive.
 
-A fork must read and write no content bytes and copy in one DynamoDB transaction; the AWS calls are
-counted with botocore's event hooks on the very clients the in-process gateway's handlers use.
+A fork must read and write no content bytes and copy in one DynamoDB transaction (two only past what one
+holds); the AWS calls are counted with botocore's event hooks on the very clients the in-process gateway's
+handlers use.
 """
 
 from __future__ import annotations
@@ -153,7 +154,35 @@ def test_a_full_conversation_forks_into_a_full_child(api: Api) -> None:
     assert code(api.write(ada, base, "conversation/extra.md", "x")) == (422, "memory_full")
 
 
-def test_forking_reads_no_content_and_copies_in_two_transactions(api: Api) -> None:
+def test_a_fork_that_fits_reads_no_content_and_copies_in_one_transaction(api: Api) -> None:
+    # Given a conversation with 8 documents
+    ada, ws, parent = api.room()
+    base = conv_base(ws, parent)
+    for i in range(8):
+        created(api.write(ada, base, f"conversation/n{i}.md", f"note {i}"))
+
+    # When it is forked, counting every AWS request the service makes meanwhile
+    with aws_calls() as seen:
+        r = api.post(fork_url(ws, parent), ada)
+    assert r.status_code == 201, r.text
+
+    # Then S3 saw nothing, and DynamoDB saw the batch read, the parent's mark, the Query of its rows and
+    # ONE transaction: the child, its copies, their first history records and the write budget together
+    assert seen == Counter(
+        {
+            "dynamodb:BatchGetItem": 1,
+            "dynamodb:UpdateItem": 1,
+            "dynamodb:Query": 1,
+            "dynamodb:TransactWriteItems": 1,
+        }
+    )
+    # And each copy starts the child's history with one record
+    child = r.json()["conversation"]["public_id"]
+    records = [i for i in scan_table() if i["pk"] == f"ANCHOR#conversation#{child}" and i["sk"].startswith("VER#")]
+    assert len(records) == 8 and {i["operation"] for i in records} == {"fork"}
+
+
+def test_forking_a_full_conversation_reads_no_content_and_copies_in_two_transactions(api: Api) -> None:
     # Given a Human-answered conversation with 64 documents (their content cached or not, no matter)
     ada, ws, parent = api.room()
     base = conv_base(ws, parent)
@@ -167,9 +196,9 @@ def test_forking_reads_no_content_and_copies_in_two_transactions(api: Api) -> No
 
     # Then S3 saw nothing, and DynamoDB saw the request's one batch read (token, workspace, membership,
     # conversation), one update marking the parent as being forked (before its rows are read, so a redaction
-    # meanwhile keeps the bytes the copies will point at), one Query listing the parent's rows, one
-    # transaction writing the child's first history records (with the write budget, when one is on) and
-    # one writing the child itself
+    # meanwhile keeps the bytes the copies will point at), one Query listing the parent's rows, and, since
+    # 64 copies and their 64 records pass DynamoDB's 100 items a transaction, one transaction writing the
+    # child's first history records (with the write budget, when one is on) and one writing the child itself
     assert not [op for op in seen if op.startswith("s3:")], seen
     assert seen == Counter(
         {

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..support import CONV, USER, WORKSPACE, Api, Who, bindings, code, created, pair
 from .histories import PROFILE, author, current, history, numbers, objects, promote, redact, sha
-from .world import World, make_world
+from .world import World, aws_calls, make_world
 
 SHOW_KEYS = {
     "path",
@@ -241,3 +241,28 @@ def test_a_promote_reads_its_source_from_the_workspace_or_the_callers_own_user_r
         "memory_not_found",
     )
     assert history(api, w.ada, PROFILE, "user/tips.md")[0]["lock_version"] == 0
+
+
+# ---- what it costs ---------------------------------------------------------------------------------------
+
+
+def test_a_promote_reads_its_source_and_its_target_in_one_batch(api: Api) -> None:
+    # Given a conversation note, a user/ note and a room document, their contents cached
+    w = _world(api)
+    _conv_source(w)
+    created(api.write(w.ada, PROFILE, "user/tips.md", "use the fast runner\n"))
+    created(api.write(w.ada, w.ws_base, "workspace/draft.md", "draft one\n"))
+    sources = {
+        "conversation": _source(w),
+        "user": {"path": "user/tips.md", "lock_version": 0},
+        "workspace": {"path": "workspace/draft.md", "lock_version": 0},
+    }
+    for name, source in sources.items():
+        # When each is promoted into a new room document
+        with aws_calls() as seen:
+            r = promote(api, w.ada, w.ws, source, f"workspace/from-{name}.md")
+        assert r.status_code == 201, (name, r.text)
+        # Then the caller, the source's door, its version record and the target's workspace, membership and
+        # row came in ONE batch read: every key is known from the URL and the body; then one S3 put (the
+        # target's text is its own object) and the commit
+        assert dict(seen) == {"dynamodb:BatchGetItem": 1, "s3:PutObject": 1, "dynamodb:TransactWriteItems": 1}, name

@@ -12,6 +12,7 @@ from ..support import CONV, Api, bindings
 from .mounted import REFERENCE, RUNBOOKS, Mounted, make_mounted
 from .runs import create, version
 from .safe_content import INJECTION
+from .world import aws_calls
 
 pytestmark = pytest.mark.http
 
@@ -314,3 +315,16 @@ def test_a_keyed_write_by_absolute_path_replays_its_first_answer(m: Mounted) -> 
     assert again.json() == first.json()
     assert first.json()["content"].startswith(f"Created {RUNBOOKS}/once.md (9 bytes).")
     assert m.file(m.runbooks, "once.md")["lock_version"] == 0
+
+
+def test_a_tool_call_on_a_mounted_file_reads_everything_in_one_batch(m: Mounted) -> None:
+    # Given a session the warm function has seen once (its execution row kept: it never changes)
+    run, ex = m.run, m.session()
+    read = run.ok(ex, "memory_read", path=f"{RUNBOOKS}/deploy.md")
+    # When the model writes a mounted file, counting every AWS request
+    with aws_calls() as seen:
+        run.ok(ex, "memory_write", path=f"{RUNBOOKS}/deploy.md", content="ship on mondays", **version(read))
+    # Then the token, the principal's standing, the Memory's row and the file's came in ONE batch read:
+    # the execution names the mount, so every key is known before the first read
+    assert dict(seen) == {"dynamodb:BatchGetItem": 1, "s3:PutObject": 1, "dynamodb:TransactWriteItems": 1}
+    assert m.file(m.runbooks, "deploy.md")["content"] == "ship on mondays"

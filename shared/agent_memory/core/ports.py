@@ -355,9 +355,10 @@ class Forks(Protocol):
         entry_pages: list[EntryPage] | None = None,
         base: ForkBase | None = None,
     ) -> None:
-        """Create the child conversation and copies of the pointer rows in one transaction (its first
-        history records and the write budget go in one request before it); the parent's store entry pages
-        and the fork's base ride in the child's transaction."""
+        """Create the child conversation and copies of the pointer rows in one transaction, with the
+        parent's store entry pages, the fork's base, the child's first history records and the write
+        budget; only a fork too large for one transaction sends its records and the budget in one request
+        before it."""
         ...
 
 

@@ -13,7 +13,7 @@ alias conversations, explicit speakers, agent/ and speaker/ documents).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +114,13 @@ def _execution_refs(ex: Execution, paths: tuple[MemoryPath, ...]) -> list[Ref]:
     return list(dict.fromkeys(refs))
 
 
+def _call_refs(
+    ex: Execution, paths: tuple[MemoryPath, ...], mounted: Callable[[Execution], list[Ref]] | None
+) -> list[Ref]:
+    refs = _execution_refs(ex, paths)
+    return refs if mounted is None else list(dict.fromkeys([*refs, *mounted(ex)]))
+
+
 def _lineage_refs(ex: Execution) -> list[Ref]:
     """What says whether an execution still runs: its stop mark and its ancestors', and their conversations
     (the execution's own rides in the host refs). At most MAX_SPAWN_DEPTH + 1 of each."""
@@ -149,6 +156,27 @@ class ExecutionStart:
 def _path_refs(anchor: Anchor, mp: MemoryPath, versions: tuple[int, ...]) -> list[Ref]:
     """A path's document row and the version records a history verb names, once the anchor is known."""
     return [Ref.document(anchor, mp.rest), *(Ref.version(anchor, mp.rest, n) for n in versions)]
+
+
+def _workspace_refs(
+    workspace_id: str, principal_id: str, paths: tuple[MemoryPath, ...], versions: tuple[int, ...]
+) -> list[Ref]:
+    """What the workspace door reads: the workspace, the caller's membership, the workspace/ documents named."""
+    refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, principal_id)]
+    for mp in paths:
+        if mp.root == "workspace":
+            refs += _path_refs(Anchor("workspace", workspace_id), mp, versions)
+    return refs
+
+
+def workspace_refs(
+    presented: PresentedToken | None, workspace_id: str, paths: tuple[MemoryPath, ...]
+) -> tuple[Ref, ...]:
+    """The rows `Resolver.workspace_context_of` reads, for another door's batch to carry (none without a token:
+    that door refuses first)."""
+    if presented is None:
+        return ()
+    return tuple(_workspace_refs(workspace_id, presented.principal_id, paths, ()))
 
 
 class Resolver:
@@ -348,13 +376,33 @@ class Resolver:
         versions: tuple[int, ...] = (),
     ) -> Context:
         presented = require_token(presented)
-        refs = [Ref.workspace(workspace_id), Ref.member(workspace_id, presented.principal_id)]
-        for mp in paths:
-            if mp.root == "workspace":
-                refs += _path_refs(Anchor("workspace", workspace_id), mp, versions)
+        refs = _workspace_refs(workspace_id, presented.principal_id, paths, versions)
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
+        return self._workspace_door(principal, got, workspace_id, write=write, speaker_selector=speaker_selector)
+
+    def workspace_context_of(
+        self, ctx: Context, workspace_id: str, *, paths: tuple[MemoryPath, ...] = (), write: bool = False
+    ) -> Context:
+        """The workspace door's Context for `ctx`'s caller, from the rows `ctx` loaded: a read only for what
+        it lacks. A verb with two doors (promote: the source's, then the workspace it writes) names the
+        second's rows in the first's batch (`workspace_refs`) and opens it here without a round trip."""
+        got = dict(ctx.loaded)
+        missing = [r for r in _workspace_refs(workspace_id, ctx.principal.public_id, paths, ()) if r not in got]
+        if missing:
+            got.update(self.store.get_many(missing))
+        return self._workspace_door(ctx.principal, got, workspace_id, write=write)
+
+    def _workspace_door(
+        self,
+        principal: Principal,
+        got: dict[Ref, Any],
+        workspace_id: str,
+        *,
+        write: bool,
+        speaker_selector: str | None = None,
+    ) -> Context:
         ws: Workspace | None = got[Ref.workspace(workspace_id)]
         role = access.workspace_role(principal, ws, got[Ref.member(workspace_id, principal.public_id)])
         if role is None:
@@ -375,11 +423,14 @@ class Resolver:
         paths: tuple[MemoryPath, ...] = (),
         speaker_selector: str | None = None,
         versions: tuple[int, ...] = (),
+        extra: tuple[Ref, ...] = (),
     ) -> Context:
+        """`extra` rows ride in the first batch too (the workspace a promote writes)."""
         presented = require_token(presented)
         root = "user" if presented.principal_kind == "human" else "agent"
         anchor = Anchor(root, presented.principal_id)
         refs = [ref for mp in paths if mp.root == root for ref in _path_refs(anchor, mp, versions)]
+        refs += extra
         if speaker_selector:
             refs.append(Ref.speaker(speaker_selector))
         principal, got = self.first_round(presented, refs)
@@ -590,8 +641,12 @@ class Resolver:
         *,
         secret: str | None = None,
         paths: tuple[MemoryPath, ...] = (),
+        mounted: Callable[[Execution], list[Ref]] | None = None,
     ) -> tuple[Execution, Context]:
         """Open an accepted execution for a tool call, from its frozen bindings.
+
+        `mounted` names, given the execution, rows its mounts hold that the call will read (a mounted
+        Memory's row and file): they ride in the batch that reads its standing.
 
         The caller proves itself with the principal's bearer token (HTTP, or the in-account function), or
         with the execution's own secret, handed out once when it began (the in-account function: a
@@ -603,7 +658,7 @@ class Resolver:
         ex = _EXECUTIONS.get(execution_id)
         eref = Ref.execution(execution_id)
         # The stop mark is never cached: it rides in the call's batch whichever round that is.
-        refs = [eref, Ref.execution_stop(execution_id)] if ex is None else _execution_refs(ex, paths)
+        refs = [eref, Ref.execution_stop(execution_id)] if ex is None else _call_refs(ex, paths, mounted)
         tref = None
         if secret is None:
             presented = require_token(presented)
@@ -623,7 +678,7 @@ class Resolver:
         access.unexpired(ex, clock.now())
         if eref in got:
             _EXECUTIONS.put(ex.public_id, ex)
-            got.update(self.store.get_many(_execution_refs(ex, paths)))
+            got.update(self.store.get_many(_call_refs(ex, paths, mounted)))
         principal = Principal(ex.principal_kind, ex.principal_id, ex.account_id, ex.principal_name)
         access.not_stopped(ex, got)
         ws, member, conv = _host_rows(got, ex.workspace_id, ex.principal_id, ex.conversation_id)

@@ -42,11 +42,17 @@ def session(execution_id: str, presented: PresentedToken | None, secret: str | N
     answer named (root-relative or inside a mount), a record through the execution's workspace."""
 
     def reread(obj: dict[str, Any], field: str) -> Any:
-        from agent_memory.domain.memories.mounts import locate, relative_paths
+        from agent_memory.domain.memories.mounts import locate, mounted_refs, relative_paths
 
         path, number = obj.get("path"), obj.get("lock_version")
         if field == "content" and "content_sha256" in obj and isinstance(path, str) and isinstance(number, int):
-            ex, ctx = services.resolver().execution(execution_id, presented, secret=secret, paths=relative_paths(path))
+            ex, ctx = services.resolver().execution(
+                execution_id,
+                presented,
+                secret=secret,
+                paths=relative_paths(path),
+                mounted=lambda ex: mounted_refs(ex, (path,)),
+            )
             placed = locate(ex, ctx, path)
             return same_version(services.history().show(placed.context, placed.path, number), obj)
         if field == "content" and "layer" in obj:

@@ -53,6 +53,9 @@ Refusal = Callable[[dict[str, Any] | None], ApiError]
 # One item of a transaction: its role, and its TransactItems entry ({"Put": ...}, {"Update": ...}, ...).
 Step = tuple[str, dict[str, Any]]
 
+# DynamoDB's bound on the items of one TransactWriteItems.
+TRANSACTION_ITEMS = 100
+
 CONDITION_FAILED = "ConditionalCheckFailed"
 # Cancellation reasons that mean "the item was busy", not "its condition was false".
 CONTENTION_REASONS = frozenset(

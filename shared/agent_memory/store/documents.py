@@ -24,7 +24,7 @@ from agent_memory.core.model import (
 )
 from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
-from agent_memory.store.commit import Refusal, Refusals, Step, read, transact, write_one
+from agent_memory.store.commit import TRANSACTION_ITEMS, Refusal, Refusals, Step, read, transact, write_one
 from agent_memory.store.content import pool
 from agent_memory.store.forklog import fork_log_item
 from agent_memory.store.items import author_attributes, author_of, marshal
@@ -347,18 +347,18 @@ class Documents(Backend):
         The parent's store entry pages (at most ENTRY_PAGES items) and the fork's base (one item: each
         copied document's pair, for a later merge) ride in that same transaction.
 
-        The child's first history records (one `fork` version per document) go first, in a transaction of
-        their own with the write budget's meters: with the pointer rows they would pass DynamoDB's 100
-        items a transaction. Records without their pointer rows are invisible (a history is read from the
-        pointer row first) and the sweeper removes them, so a fork refused or lost after the first
-        transaction changes nothing anyone sees.
+        The child's first history records (one `fork` version per document) and the write budget's meters
+        ride in it too when everything fits in DynamoDB's 100 items, one kept for a keyed request's record
+        (two items a document: up to 43 documents with entry pages and three meters, 46 with neither), so
+        such a fork is one transaction, all or nothing. A larger fork sends the records and the meters
+        first, in a transaction of their own: records without their pointer rows are invisible (a history
+        is read from the pointer row first) and the sweeper removes them, so a fork refused or lost after
+        that first transaction changes nothing anyone sees.
         """
-        first: list[Step] = [] if budget is None else self._meter_steps(budget)
-        first += [("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions]
-        if first:
-            refusals = {} if budget is None else _budget_refusals(budget)
-            # Not the fork's decisive commit: a keyed fork's record rides in the child's transaction below.
-            transact(self.ddb, first, Refusals(refusals), decisive=False)
+        meters: list[Step] = [] if budget is None else self._meter_steps(budget)
+        records: list[Step] = [
+            ("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions
+        ]
         parent_id = child.parent_public_id or ""
         steps: list[Step] = [
             (
@@ -417,18 +417,20 @@ class Documents(Backend):
         ]
         if base is not None:
             steps.append(("base", {"Put": {"TableName": self.table, "Item": kinds.FORK_BASE.item(base)}}))
-        # Only the child's own row is conditioned; contention is retried by the translator, and any other
-        # cancellation stays the 500 it is.
-        transact(
-            self.ddb,
-            steps,
-            Refusals(
-                {
-                    "conversation": lambda _: ApiError("already_exists", "That conversation already exists."),
-                    "parent": lambda _: ApiError("not_found", "That conversation does not exist."),
-                }
-            ),
-        )
+        # Only the child's own row and the parent's (and the meters) are conditioned; contention is retried
+        # by the translator, and any other cancellation stays the 500 it is.
+        metered: dict[str, Refusal] = {} if budget is None else _budget_refusals(budget)
+        child_refused: dict[str, Refusal] = {
+            "conversation": lambda _: ApiError("already_exists", "That conversation already exists."),
+            "parent": lambda _: ApiError("not_found", "That conversation does not exist."),
+        }
+        if len(steps) + len(records) + len(meters) + 1 <= TRANSACTION_ITEMS:
+            transact(self.ddb, [*steps, *records, *meters], Refusals(metered | child_refused))
+            return
+        if meters or records:
+            # Not the fork's decisive commit: a keyed fork's record rides in the child's transaction below.
+            transact(self.ddb, [*meters, *records], Refusals(metered), decisive=False)
+        transact(self.ddb, steps, Refusals(child_refused))
 
 
 def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:

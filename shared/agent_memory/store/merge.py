@@ -15,13 +15,11 @@ from agent_memory.core.model import (
     max_documents,
 )
 from agent_memory.store import kinds
-from agent_memory.store.commit import Refusals, Step, transact
+from agent_memory.store.commit import TRANSACTION_ITEMS, Refusals, Step, transact
 from agent_memory.store.documents import Documents, _budget_refusals
 from agent_memory.store.forklog import fork_log_item
 from agent_memory.store.items import marshal
 
-# DynamoDB's bound on the items of one TransactWriteItems.
-TRANSACTION_ITEMS = 100
 # What the decisive commit may hold besides the pointer rows and records: the counter, the parent's
 # revision, the fork log entry and the idempotency record.
 _FIXED_ITEMS = 4

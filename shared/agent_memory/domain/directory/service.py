@@ -273,8 +273,9 @@ class Directory:
     def fork(self, presented: PresentedToken | None, ws_id: str, conv_id: str) -> ConversationState:
         """Copy-on-write: a new conversation holding copies of the parent's pointer rows and configuration.
 
-        One Query lists the parent's rows and one transaction writes the child with its copies, so a fork is
-        all or nothing and costs no content bytes: both sides point at the same immutable versions, and any
+        One Query lists the parent's rows and one transaction writes the child with its copies and their
+        first history records (a fork too large for one sends the records first: store/documents.py), so a
+        fork is all or nothing and costs no content bytes: both sides point at the same immutable versions, and any
         later write on either side makes a new version the other never sees.
         """
         # The parent's store entry pages ride in the first batch: the child's transaction copies them.

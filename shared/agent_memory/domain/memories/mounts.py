@@ -290,6 +290,26 @@ def _planned(ex: Execution, ctx: Context, path: Any, *, folder: bool = False) ->
     return Placed(mount, ctx, mp), []
 
 
+def mounted_refs(ex: Execution, paths: tuple[Any, ...]) -> list[Ref]:
+    """What placing these paths will read, known from the execution alone: a Memory mount's row and the
+    file's, for the execution's own batch to carry. None for a root-relative path (the resolver's `paths`
+    name its row) or for one that placing will refuse."""
+    refs: list[Ref] = []
+    for path in paths:
+        if not isinstance(path, str) or not path.startswith("/"):
+            continue
+        mount = mount_of(ex, path)
+        if mount is None or mount.kind != "memory":
+            continue
+        anchor = Anchor("memory", mount.memory_id or "")
+        refs.append(Ref.memory(anchor.owner_id))
+        try:
+            refs.append(Ref.document(anchor, parse_file_path(path[len(mount.path) + 1 :]).rest))
+        except ApiError:
+            continue  # placing refuses the path once the caller is known
+    return refs
+
+
 def _present(placed: Placed) -> Placed:
     """A placed path whose Memory (if it lies in one) still exists, as the batch just read it."""
     mount = placed.mount

@@ -51,6 +51,7 @@ from agent_memory.edges.requests.tools import (
 from agent_memory.render import views
 
 if TYPE_CHECKING:
+    from agent_memory.core.ports import Ref
     from agent_memory.domain.records.service import Appended, RecordsService, SearchPage
 
 SCHEMA_FORMATS: tuple[str, ...] = ("anthropic", "openai")
@@ -534,6 +535,22 @@ def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
         return ()
 
 
+def _mounted_of(inp: BaseModel | None) -> Callable[[Execution], list[Ref]] | None:
+    """For a path inside a mount (`/workspace/runbooks/a.md`): the mounted Memory's row and the file's, to
+    ride in the execution's batch instead of a round trip of their own."""
+    if not isinstance(
+        inp, MemoryReadInput | MemoryEditInput | MemoryWriteInput | MemoryDeleteInput | MemoryHistoryInput
+    ):
+        return None
+    path = inp.path
+    if not path.startswith("/"):
+        return None
+    # Imported when a path is absolute: mounts.py brings memories.py, which a call on roots never needs.
+    from agent_memory.domain.memories.mounts import mounted_refs
+
+    return lambda ex: mounted_refs(ex, (path,))
+
+
 # Refusals of the call itself even when the tool's own commit is what finds them.
 CALL_REFUSALS = frozenset({"execution_stopped"})
 
@@ -586,7 +603,9 @@ class ToolRunner:
             parsed = parse(tool.model, raw_input, "input")
         except ApiError as err:
             invalid = err
-        execution, ctx = self.resolver.execution(execution_id, presented, secret=secret, paths=_paths_of(parsed))
+        execution, ctx = self.resolver.execution(
+            execution_id, presented, secret=secret, paths=_paths_of(parsed), mounted=_mounted_of(parsed)
+        )
         if tool.name not in execution.tools:
             return tool_refusal(
                 tool.name, ApiError("not_authorized", f"This execution was started without the {tool.name} tool.")

@@ -100,12 +100,18 @@ def execution_mounts(req: Request) -> object:
 
 
 def _placed(req: Request, *, change: bool = False) -> tuple[Any, Any]:
-    from agent_memory.domain.memories.mounts import locate, relative_paths
+    from agent_memory.domain.memories.mounts import locate, mounted_refs, relative_paths
     from agent_memory.edges.requests.executions import SessionFile, SessionFileChange
 
     f = parsed(req, SessionFileChange).file if change else parsed(req, SessionFile).file
-    # A root-relative path is parsed before any I/O, so its document rides in the resolver's batch.
-    ex, ctx = services.resolver().execution(req.params["execution_public_id"], req.token, paths=relative_paths(f.path))
+    # A root-relative path is parsed before any I/O, so its document rides in the resolver's batch; so do
+    # a mounted Memory's row and file, once the execution names the mount.
+    ex, ctx = services.resolver().execution(
+        req.params["execution_public_id"],
+        req.token,
+        paths=relative_paths(f.path),
+        mounted=lambda ex: mounted_refs(ex, (f.path,)),
+    )
     return f, locate(ex, ctx, f.path)
 
 
@@ -183,14 +189,16 @@ def session_file_delete(req: Request) -> object:
 
 
 def session_file_rename(req: Request) -> object:
-    from agent_memory.domain.memories.mounts import locate_all, relative_paths
+    from agent_memory.domain.memories.mounts import locate_all, mounted_refs, relative_paths
     from agent_memory.edges.requests.executions import SessionFileRename
 
     f = parsed(req, SessionFileRename).file
-    # Both documents ride in the resolver's batch when both are a root's; a side in a mounted Memory is
-    # read, with the other side's Memory, in one batch more (as every session verb on a mount is).
+    # Both documents ride in the resolver's batch, a root's or a mounted Memory's (with that Memory's row).
     ex, ctx = services.resolver().execution(
-        req.params["execution_public_id"], req.token, paths=relative_paths(f.path, f.new_path)
+        req.params["execution_public_id"],
+        req.token,
+        paths=relative_paths(f.path, f.new_path),
+        mounted=lambda ex: mounted_refs(ex, (f.path, f.new_path)),
     )
     old, new = locate_all(ex, ctx, (f.path, f.new_path))
     old.require_writable()

@@ -18,11 +18,13 @@ from agent_memory.render import views
 if TYPE_CHECKING:
     from agent_memory.core.context import Context
     from agent_memory.core.model import Located
+    from agent_memory.core.ports import Ref
     from agent_memory.edges.requests.memory import PromoteFields
 
 
-def _source_context(req: Request, p: PromoteFields, ws: str) -> Context:
-    """Where the source is read: the conversation it names, else the workspace or the caller's own root."""
+def _source_context(req: Request, p: PromoteFields, ws: str, extra: tuple[Ref, ...]) -> Context:
+    """Where the source is read: the conversation it names, else the workspace or the caller's own root.
+    `extra` rows ride in its batch."""
     r, src = services.resolver(), p.source
     numbers = (src.lock_version,)
     if src.conversation_public_id is not None:
@@ -33,10 +35,13 @@ def _source_context(req: Request, p: PromoteFields, ws: str) -> Context:
             paths=(src.path,),
             speaker_selector=src.speaker_public_id,
             versions=numbers,
+            extra=extra,
         )
     if src.path.root == "workspace":
         return r.workspace(req.token, ws, paths=(src.path,), speaker_selector=src.speaker_public_id, versions=numbers)
-    return r.profile(req.token, paths=(src.path,), speaker_selector=src.speaker_public_id, versions=numbers)
+    return r.profile(
+        req.token, paths=(src.path,), speaker_selector=src.speaker_public_id, versions=numbers, extra=extra
+    )
 
 
 def _promoted(loc: Located) -> object:
@@ -56,8 +61,12 @@ def promote(req: Request) -> object:
             req.token, ws, paths=(p.source.path, p.target_path), write=True, versions=(p.source.lock_version,)
         )
     else:
-        source = _source_context(req, p, ws)
-        target = r.workspace(req.token, ws, paths=(p.target_path,), write=True)
+        from agent_memory.core.resolver import workspace_refs
+
+        # The target's rows are known from the URL and the body: they ride in the source's batch, so the
+        # target's door opens without a round trip of its own.
+        source = _source_context(req, p, ws, workspace_refs(req.token, ws, (p.target_path,)))
+        target = r.workspace_context_of(source, ws, paths=(p.target_path,), write=True)
     return answered(
         req,
         _promoted,
