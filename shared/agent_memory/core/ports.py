@@ -196,7 +196,8 @@ class Reads(Protocol):
 
 class WriteBudgets(Protocol):
     def spend(self, budget: WriteBudget) -> None:
-        """Count one mutation against each meter, or refuse `rate_limited` and count nothing."""
+        """Count one mutation against each meter, or refuse `rate_limited`: a request spends its budget once,
+        before its change commits, so a refused request changes nothing."""
         ...
 
 
@@ -546,7 +547,7 @@ class MemoriesStore(MemoryStore, WriteBudgets, OrgMemories, Protocol):
     """Organization Memories' (domain/memories/service.py): their rows, and their files as memory verbs see them."""
 
 
-class RecordsStore(Reads, Records, Protocol):
+class RecordsStore(Reads, WriteBudgets, Records, Protocol):
     """Typed records' (domain/records/service.py)."""
 
 

@@ -1,4 +1,4 @@
-"""Document pointer rows: listing, the conditional commit, the write budget and the fork."""
+"""Document pointer rows: listing, the conditional commit, the write budget's meters and the fork."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from agent_memory.core.model import (
 )
 from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
-from agent_memory.store.commit import Refusal, Refusals, Step, read, transact, write_one
+from agent_memory.store.commit import Refusal, Refusals, Step, attempt, read, transact, write_one
 from agent_memory.store.content import pool
 from agent_memory.store.forklog import fork_log_item
 from agent_memory.store.items import author_attributes, author_of, marshal
@@ -72,8 +72,8 @@ class Documents(Backend):
         """Apply one conditional change in one request, or refuse it and change nothing."""
         # The document row carries the writer's condition; when the document count moves (create,
         # delete) or the conversation's revision must move with it, the items go in one transaction
-        # so that either all of them commit or none does.
-        # The caller's write budget is one more item of the same commit, so metering costs no request.
+        # so that either all of them commit or none does. The caller's write budget is spent just before,
+        # outside the commit (`spend`).
         creates = change.expected is None and change.new is not None
         steps: list[Step] = [("document", self._doc_op(change))]
         count = 1 if creates else -1 if change.new is None else 0
@@ -89,8 +89,6 @@ class Documents(Backend):
             steps.append(("conversation", self._bump_op(change.bump)))
         if change.alias is not None:
             steps.append(("alias", self._bump_op(change.alias)))
-        if change.budget is not None:
-            steps += self._meter_steps(change.budget)
         # An execution's change lands only while neither it nor any execution it was spawned from is stopped:
         # a stop acknowledged before this commit refuses it.
         steps += [("stopped", self._running_check(execution_id)) for execution_id in change.running]
@@ -118,6 +116,7 @@ class Documents(Backend):
             if keys.version(v.anchor, v.rest, v.lock_version) != pruned
         ]
         refusals = _commit_refusals(change, creates)
+        self.spend(change.budget)
         if len(steps) == 1:
             write_one(self.ddb, steps[0], refusals)
             return
@@ -129,9 +128,9 @@ class Documents(Backend):
 
         Each anchor's counter moves as its own create or delete would move it (one anchor: a Memory's row
         still moves, to refuse a rename into a deleted Memory; any other anchor's count is unchanged), the
-        conversations both changes move are bumped once each, and the budget, the stop checks and the leases
-        are carried once. The new version's record rides in it; the old document's records are the
-        sweeper's, as a delete's are."""
+        conversations both changes move are bumped once each, and the stop checks and the leases are carried
+        once; the budget is spent once, just before. The new version's record rides in it; the old
+        document's records are the sweeper's, as a delete's are."""
         steps: list[Step] = [("document", self._doc_op(removal)), ("target", self._doc_op(creation))]
         same = removal.anchor == creation.anchor
         for role, change, count in (("meta", creation, 0 if same else 1), ("meta_old", removal, -1)):
@@ -155,13 +154,13 @@ class Documents(Backend):
             if bump is not None and bump.conversation_id not in bumped:
                 bumped.add(bump.conversation_id)
                 steps.append((role, self._bump_op(bump)))
-        if creation.budget is not None:
-            steps += self._meter_steps(creation.budget)
         running = dict.fromkeys((*creation.running, *removal.running))
         steps += [("stopped", self._running_check(execution_id)) for execution_id in running]
         if creation.version is not None:
             steps.append(("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(creation.version)}}))
-        transact(self.ddb, steps, _rename_refusals(removal, creation))
+        refusals = _rename_refusals(removal, creation)
+        self.spend(creation.budget)
+        transact(self.ddb, steps, refusals)
 
     def commit_group(self, changes: list[DocumentChange]) -> None:
         """Changes of one Memory's files (a git sync's), in as few transactions as DynamoDB's 100 items a
@@ -302,33 +301,52 @@ class Documents(Backend):
             }
         }
 
-    def _meter_steps(self, budget: WriteBudget) -> list[Step]:
-        minute = int(clock.now() // 60)
-        return [
-            (
-                f"budget:{m.subject}",
-                {
-                    "Update": {
-                        "TableName": self.table,
-                        "Key": keys.wire(keys.rate(m.subject, m.key, minute)),
-                        "UpdateExpression": "SET #exp = :exp ADD #n :one",
-                        "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
-                        "ExpressionAttributeNames": {"#exp": "expires_at", "#n": "n"},
-                        "ExpressionAttributeValues": {
-                            ":one": {"N": "1"},
-                            ":limit": {"N": str(m.per_minute)},
-                            ":exp": {"N": str((minute + 2) * 60)},
-                        },
-                    }
-                },
-            )
-            for m in budget.meters
-        ]
+    def _meter_update(self, meter: Meter, minute: int) -> dict[str, Any]:
+        return {
+            "TableName": self.table,
+            "Key": keys.wire(keys.rate(meter.subject, meter.key, minute)),
+            "UpdateExpression": "SET #exp = :exp ADD #n :one",
+            "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
+            "ExpressionAttributeNames": {"#exp": "expires_at", "#n": "n"},
+            "ExpressionAttributeValues": {
+                ":one": {"N": "1"},
+                ":limit": {"N": str(meter.per_minute)},
+                ":exp": {"N": str((minute + 2) * 60)},
+            },
+        }
 
-    def spend(self, budget: WriteBudget) -> None:
-        """Count one mutation against every meter, or refuse `rate_limited` and count nothing."""
-        # Metering is made ahead of the change it counts: never the commit that records a keyed answer.
-        transact(self.ddb, self._meter_steps(budget), Refusals(_budget_refusals(budget)), decisive=False)
+    def spend(self, budget: WriteBudget | None) -> None:
+        """Count one mutation against every meter, or refuse `rate_limited` (nothing of the change is sent).
+
+        One conditional UpdateItem per meter, sent together, outside any transaction: a standalone write
+        costs one unit where a transaction item costs two, the change's own commit keeps its size, and the
+        account's and the address's rows, shared by every writer, never make two commits conflict
+        (docs/decisions.md). A meter that refuses counts nothing; the others sent with it keep their count:
+        the attempt was made, and a meter's count only grows within its minute, so the one that refused
+        goes on refusing that minute whatever the others hold."""
+        if budget is None or not budget.meters:
+            return
+        minute = int(clock.now() // 60)
+
+        def one(meter: Meter) -> None:
+            update = self._meter_update(meter, minute)
+            role = f"budget:{meter.subject}"
+            attempt(lambda: self.ddb.update_item(**update), [role], Refusals({role: _rate_limited(meter)}))
+
+        first, *others = budget.meters
+        # The calling thread sends the first meter while the pool sends the rest (as `list_many` does).
+        pending = [pool().submit(one, m) for m in others]
+        failures: list[BaseException | None] = []
+        try:
+            one(first)
+            failures.append(None)
+        except Exception as exc:
+            failures.append(exc)
+        failures += [f.exception() for f in pending]
+        # The first meter in order names the refusal: the caller's own, then its account's, then the address's.
+        failed = next((f for f in failures if f is not None), None)
+        if failed is not None:
+            raise failed
 
     # ---- forks -----------------------------------------------------------------------------------
 
@@ -347,18 +365,19 @@ class Documents(Backend):
         The parent's store entry pages (at most ENTRY_PAGES items) and the fork's base (one item: each
         copied document's pair, for a later merge) ride in that same transaction.
 
-        The child's first history records (one `fork` version per document) go first, in a transaction of
-        their own with the write budget's meters: with the pointer rows they would pass DynamoDB's 100
+        The write budget is spent first (`spend`). The child's first history records (one `fork` version per
+        document) then go in a transaction of their own: with the pointer rows they would pass DynamoDB's 100
         items a transaction. Records without their pointer rows are invisible (a history is read from the
         pointer row first) and the sweeper removes them, so a fork refused or lost after the first
         transaction changes nothing anyone sees.
         """
-        first: list[Step] = [] if budget is None else self._meter_steps(budget)
-        first += [("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions]
+        self.spend(budget)
+        first: list[Step] = [
+            ("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions
+        ]
         if first:
-            refusals = {} if budget is None else _budget_refusals(budget)
             # Not the fork's decisive commit: a keyed fork's record rides in the child's transaction below.
-            transact(self.ddb, first, Refusals(refusals), decisive=False)
+            transact(self.ddb, first, Refusals(), decisive=False)
         parent_id = child.parent_public_id or ""
         steps: list[Step] = [
             (
@@ -432,8 +451,8 @@ class Documents(Backend):
 
 
 def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
-    """What a refused commit means, most telling first: a stop, the budget, then the conversation, then the
-    row."""
+    """What a refused commit means, most telling first: a stop, then the conversation, then the row (the
+    budget was spent before the commit, `Documents.spend`)."""
     by_role: dict[str, Refusal] = {}
     # A stop is final: it explains a refusal before anything the caller could retry.
     if change.running:
@@ -442,8 +461,6 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
             "This execution was stopped (itself, or an execution it was spawned from): its tools no longer "
             "answer and nothing was changed.",
         )
-    if change.budget is not None:
-        by_role.update(_budget_refusals(change.budget))
     bump = change.bump
     if bump is not None:
 
@@ -505,7 +522,7 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
 
 
 def _rename_refusals(removal: DocumentChange, creation: DocumentChange) -> Refusals:
-    """A rename's refusals: the create's (a stop, the budget, the conversations, the new anchor's cap),
+    """A rename's refusals: the create's (a stop, the conversations, the new anchor's cap),
     then the removed document's pair (stale_object) and the new path taken (already_exists)."""
     made = _commit_refusals(creation, True)
     by_role = dict(made.by_role)

@@ -1,9 +1,10 @@
 """Typed records: their items, the exact-duplicate claims, the MinHash band index and a run's raw lines.
 
 Every change is one request: a single conditional write, or one transaction when it spans items (the
-record with its claim and bands, a supersede with the record it retires) or carries the write budget's
-meters and a keyed request's answer. A refused claim is not an error to the caller: it names the record
-that already holds the text, which the service then counts a mention of (`DuplicateClaimed`).
+record with its claim and bands, a supersede with the record it retires) or carries a keyed request's
+answer. The write budget's meters are spent just before it, outside it (`Documents.spend`). A refused
+claim is not an error to the caller: it names the record that already holds the text, which the service
+then counts a mention of (`DuplicateClaimed`).
 """
 
 from __future__ import annotations
@@ -110,9 +111,6 @@ class Records(Documents):
             for band in bands
         ]
 
-    def _steps(self, steps: list[Step], budget: WriteBudget | None) -> list[Step]:
-        return steps + (self._meter_steps(budget) if budget is not None else [])
-
     @staticmethod
     def _claim_refusal(old: dict[str, Any] | None) -> ApiError:
         if old is not None and old.get("record_id"):
@@ -155,7 +153,8 @@ class Records(Documents):
             },
             otherwise=lambda: ApiError("already_exists", "That record exists."),
         )
-        transact(self.ddb, self._steps(steps, budget), refusals)
+        self.spend(budget)
+        transact(self.ddb, steps, refusals)
 
     def _retire(self, old: TypedRecord, by: str, at: str) -> dict[str, Any]:
         return {
@@ -239,8 +238,8 @@ class Records(Documents):
         if claim is not None and claim_until is not None:
             steps.append(self._claim_step(claim, dead_claim, claim_until, now))
         steps += self._band_steps(target, bands)
-        steps = self._steps(steps, budget)
         refusals = Refusals({"claim": self._claim_refusal, "record": _moved})
+        self.spend(budget)
         if len(steps) == 1 and not keyed():
             out = attempt(
                 lambda: self.ddb.update_item(
@@ -265,7 +264,8 @@ class Records(Documents):
             "ExpressionAttributeValues": {":lv": {"N": str(before.lock_version)}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
-        steps = self._steps([("record", {"Put": put}), *self._band_steps(after, bands)], budget)
+        steps: list[Step] = [("record", {"Put": put}), *self._band_steps(after, bands)]
+        self.spend(budget)
         transact(self.ddb, steps, Refusals({"record": _record_refusal(before.lock_version)}))
 
     def delete_record(self, rec: TypedRecord, expected: int, budget: WriteBudget | None) -> None:
@@ -282,7 +282,8 @@ class Records(Documents):
         if rec.layer == "Session" and rec.run_id is not None:
             line = (keys.record_run(rec.workspace_id, rec.run_id), rec.public_id)
             steps.append(("run_line", {"Delete": {"TableName": self.table, "Key": keys.wire(line)}}))
-        transact(self.ddb, self._steps(steps, budget), Refusals({"record": _record_refusal(expected)}))
+        self.spend(budget)
+        transact(self.ddb, steps, Refusals({"record": _record_refusal(expected)}))
 
     def review_record(self, rec: TypedRecord, quarantine: Quarantine | None, budget: WriteBudget | None) -> None:
         """Release (`quarantine` is the released state) or, with None, reject and remove a pending record."""
@@ -326,7 +327,8 @@ class Records(Documents):
         refusals = Refusals(
             {"record": lambda _: ApiError("validation_failed", "That record is not waiting for review.")}
         )
-        transact(self.ddb, self._steps(steps, budget), refusals)
+        self.spend(budget)
+        transact(self.ddb, steps, refusals)
 
     # ---- reads ----------------------------------------------------------------------------------------
 

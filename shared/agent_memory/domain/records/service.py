@@ -329,7 +329,11 @@ class RecordsService:
             old = self._found(caller, got, spec.supersedes)
             if old.superseded_by is not None:
                 raise ApiError("stale_object", f"Record {old.public_id} is already superseded by {old.superseded_by}.")
-        budget = self.budgets.of(caller.principal)
+        # Spent once, up front: a duplicate check may try more than one commit (a claim taken meanwhile, a
+        # record moved), and the request is still one mutation.
+        spent = self.budgets.of(caller.principal)
+        if spent is not None:
+            self.store.spend(spent)
         if not (checked and caller.workspace.dedup_enabled and quarantine is None):
             appended = Appended(rec, False, False, operation)
             settle(appended)
@@ -340,13 +344,13 @@ class RecordsService:
                 bands=(),
                 supersede=old,
                 run_line=spec.layer == "Session" and spec.type == "raw",
-                budget=budget,
+                budget=None,
                 now=now,
             )
             return appended
         for _ in range(ABSORB_ATTEMPTS):
             try:
-                return self._deduplicated(caller, got, rec, shingles, bands, now, budget)
+                return self._deduplicated(caller, got, rec, shingles, bands, now)
             except RecordMoved:
                 # The record this append was counted into changed between its read and the commit
                 # (merged into, superseded, deleted): look again from the claim and the bands.
@@ -373,7 +377,6 @@ class RecordsService:
         shingles: frozenset[str],
         bands: tuple[str, ...],
         now: float,
-        budget: Any,
     ) -> Appended:
         ws_id, group = rec.workspace_id, rec.group
         claim = got.get(Ref.record_claim(ws_id, group, rec.content_digest))
@@ -395,7 +398,7 @@ class RecordsService:
                 target.content_digest == rec.content_digest
                 or (claim is not None and target.lock_version == claim.lock_version)
             ):
-                return self._absorb(rec, target, mention=True, budget=budget)
+                return self._absorb(rec, target, mention=True)
             # Its record is gone, superseded or hidden, or an update has given it another text since it
             # took this one: the claim may be taken over.
             dead = held
@@ -409,16 +412,14 @@ class RecordsService:
             ):
                 # Identical text written within the hour whose claim this append missed (read a moment
                 # before that record's commit landed): a mention, as the claim would have said.
-                return self._absorb(rec, cand, mention=True, budget=budget)
+                return self._absorb(rec, cand, mention=True)
             score = recordtext.jaccard(shingles, recordtext.shingles(cand.content))
             if score >= recordtext.NEAR_DUPLICATE and (best is None or (score, rid) > (best[0], best[1])):
                 best = (score, rid, cand)
         until = now + MENTION_WINDOW_SECONDS
         try:
             if best is not None:
-                return self._absorb(
-                    rec, best[2], mention=False, budget=budget, claim_until=until, dead=dead, new_bands=bands
-                )
+                return self._absorb(rec, best[2], mention=False, claim_until=until, dead=dead, new_bands=bands)
             appended = Appended(rec, False, False, rec.operation_id)
             settle(appended)
             self.store.create_record(
@@ -428,7 +429,7 @@ class RecordsService:
                 bands=bands,
                 supersede=None,
                 run_line=False,
-                budget=budget,
+                budget=None,
                 now=now,
             )
             return appended
@@ -442,7 +443,7 @@ class RecordsService:
                     "A duplicate of this record changed while it was checked: send it again.",
                     retry_after_seconds=1,
                 ) from None
-            return self._absorb(rec, target, mention=True, budget=budget)
+            return self._absorb(rec, target, mention=True)
 
     def _absorb(
         self,
@@ -450,7 +451,6 @@ class RecordsService:
         target: TypedRecord,
         *,
         mention: bool,
-        budget: Any,
         claim_until: float | None = None,
         dead: str | None = None,
         new_bands: tuple[str, ...] = (),
@@ -478,7 +478,7 @@ class RecordsService:
             claim_until=None if mention else claim_until,
             dead_claim=dead,
             bands=new_bands if replaced is not None else (),
-            budget=budget,
+            budget=None,
             now=clock.now(),
         )
         return answer if stored is None else Appended(stored, True, replaced is not None, new.operation_id)
