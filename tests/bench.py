@@ -736,7 +736,9 @@ _BATCH = "one BatchGetItem: token+workspace+member+conversation(+document)"
 METERS = 3
 _METERED = {"UpdateItem": METERS}
 _SPENT = f"; the {METERS} meters before it (one parallel step)"
-_COMMIT = f"S3 put + one DynamoDB commit, the version record in it (+ the batch read){_SPENT}"
+# A content write sends its meters with its upload: one step for both (docs/decisions.md).
+_WITH_PUT = f"; the {METERS} meters sent with the S3 put (one step)"
+_COMMIT = f"S3 put + one DynamoDB commit, the version record in it (+ the batch read){_WITH_PUT}"
 _WRITE_OPS = {"BatchGetItem": 1, "PutObject": 1, "TransactWriteItems": 1, **_METERED}
 
 # ---- fork: a conversation of 64 documents of 1000 bytes, forked; each child is removed again, untimed,
@@ -980,7 +982,7 @@ VERBS: list[Verb] = [
         Target(
             2 + METERS,
             1,
-            f"S3 put + one commit (the counter row and the lease check ride in it){_SPENT}",
+            f"S3 put + one commit (the counter row and the lease check ride in it){_WITH_PUT}",
             ops=_WRITE_OPS,
         ),
         _file_write,
@@ -1047,7 +1049,7 @@ VERBS: list[Verb] = [
         Target(
             3 + METERS,
             1,
-            f"2 batch reads (source's door, the workspace) + S3 put + one commit{_SPENT}; source content cached",
+            f"2 batch reads (source's door, the workspace) + S3 put + one commit{_WITH_PUT}; source content cached",
             ops={"BatchGetItem": 2, "PutObject": 1, "TransactWriteItems": 1, **_METERED},
         ),
         _promote_from_conversation,
@@ -1059,7 +1061,7 @@ VERBS: list[Verb] = [
         Target(
             2 + METERS,
             1,
-            f"one batch read (source and target) + S3 put + one commit{_SPENT}; source content cached",
+            f"one batch read (source and target) + S3 put + one commit{_WITH_PUT}; source content cached",
             ops={"BatchGetItem": 1, "PutObject": 1, "TransactWriteItems": 1, **_METERED},
         ),
         _promote_within_workspace,
@@ -1071,7 +1073,8 @@ VERBS: list[Verb] = [
             3 + METERS,
             0,
             "batch read (token, workspace, member, the claim, 8 band items) + candidates' batch read when a band "
-            f"names any + one commit (record, claim, 8 bands){_SPENT}",
+            f"names any + one commit (record, claim, 8 bands); the {METERS} meters sent with the candidates' read "
+            "(before the commit when there is none)",
             at_most=True,
         ),
         _record_append,
@@ -1081,7 +1084,8 @@ VERBS: list[Verb] = [
         Target(
             3 + METERS,
             0,
-            f"batch read + the claimed record's read + one UpdateItem of its mention_count{_SPENT}",
+            f"batch read + the claimed record's read, the {METERS} meters sent with it (one step) + one UpdateItem "
+            "of its mention_count",
             ops={"BatchGetItem": 1, "GetItem": 1, "UpdateItem": 1 + METERS},
         ),
         _record_mention,
@@ -1238,6 +1242,19 @@ def report(results: list[Result], args: argparse.Namespace) -> bool:
         )
     print(f"* or the row's own target: {', '.join(_own_targets(results)) or 'none'}", file=out)
     return all_ok
+
+
+def model_table(results: list[Result]) -> None:
+    """The latency model's figures for this run's rows, as the page would publish them: a run of a few verbs
+    (`--only`) publishes nothing, and this is where it shows what the model makes of its request graphs."""
+    memory = perfdoc._template_memory()
+    print("\nLatency model (tests/perfdoc.py) from this run's request graphs and CPU:")
+    print(f"{'verb':<24} {'depth':>5} {'p50 ms':>8} {'p95 ms':>8}  request graph")
+    for r in results:
+        row = published_row(r, memory)
+        p50, p95 = perfdoc.predicted_ms(row)
+        graph = perfdoc._graph(row["graph"])
+        print(f"{r.label:<24} {perfdoc.depth(row['graph']):>5} {p50:>8.1f} {p95:>8.1f}  {graph}")
 
 
 def published_row(r: Result, memory_mb: dict[str, int]) -> dict[str, Any]:
@@ -1737,6 +1754,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"(n={len(results[-1].samples)})"
             )
         ok = report(results, args)
+        model_table(results)
         first = first_calls_table(fresh_rows, results) if fresh_rows else []
         if any(v.name == GREP_WORST for v in verbs):
             grep_worst_note(results)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -152,6 +153,21 @@ class FakeStore:
     def spend(self, budget: WriteBudget | None) -> None:
         with self._lock:
             self._spend(budget)
+
+    @contextmanager
+    def spending(self, budget: WriteBudget | None) -> Iterator[None]:
+        # Counted as the block begins, refused as it ends (ahead of what the block raised), as the real
+        # store's meters are sent before the block and awaited after it.
+        try:
+            self.spend(budget)
+            refused: ApiError | None = None
+        except ApiError as exc:
+            refused = exc
+        try:
+            yield
+        finally:
+            if refused is not None:
+                raise refused
 
     # ---- DocumentWrites -----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ behaviour, not the emulator's).
 from __future__ import annotations
 
 import os
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,9 +22,11 @@ from agent_memory.core.settings import settings
 from agent_memory.edges.services import reset_services
 from agent_memory.store import aws_clients
 
-from ..support import Api, code, conv_base, listed
+from ..support import Api, code, conv_base, listed, pair
+from .histories import objects, run_sweep
 from .test_races import client, race
 from .test_rate_limit import metered, set_budget
+from .world import scan_table
 
 BUDGETS = (
     "AGENT_MEMORY_WRITES_PER_MINUTE",
@@ -141,3 +144,94 @@ def test_a_refused_write_sends_nothing_but_its_meters(api: Api) -> None:
     assert code(refused) == (429, "rate_limited")
     assert [op for op, _ in seen] == ["UpdateItem"] and len(meters(seen)) == 1
     assert api.show(ada, base, "conversation/late.md").status_code == 404
+
+
+def test_a_content_writes_meters_go_out_with_its_upload(api: Api) -> None:
+    # Given a caller writing under the shipped limits, and hooks on the service's own clients that hold the
+    # upload until the three meters are being sent and each meter until the upload is being sent
+    ada = api.account()
+    ws = api.workspace(ada)
+    conv = api.conversation(ada, ws)
+    base = conv_base(ws, conv)
+    put_sent, meters_sent = threading.Event(), threading.Event()
+    sent: list[str] = []
+    waited_out: list[str] = []
+
+    def at_put(**_: Any) -> None:
+        put_sent.set()
+        if not meters_sent.wait(timeout=3):
+            waited_out.append("put")
+
+    def at_update(params: dict[str, Any], **_: Any) -> None:
+        if not str(params["Key"]["pk"]["S"]).startswith("RATE#"):
+            return
+        sent.append(params["Key"]["pk"]["S"])
+        if len(sent) == 3:
+            meters_sent.set()
+        if not put_sent.wait(timeout=3):
+            waited_out.append("meter")
+
+    ddb, s3 = aws_clients()
+    hooks = [
+        (s3, "before-parameter-build.s3.PutObject", at_put),
+        (ddb, "before-parameter-build.dynamodb.UpdateItem", at_update),
+    ]
+    with shipped_limits():
+        for c, event, hook in hooks:
+            c.meta.events.register(event, hook, unique_id="test-overlap")
+        try:
+            # When it writes a document
+            written = api.write(ada, base, "conversation/together.md", "x")
+        finally:
+            for c, event, _ in hooks:
+                c.meta.events.unregister(event, unique_id="test-overlap")
+    # Then it lands, and neither side ever waited for the other to finish: the upload and the three meters
+    # were in flight together (sent one after the other, one of them would have waited out its 3 s)
+    assert written.status_code == 201
+    assert len(sent) == 3 and waited_out == []
+
+
+def test_a_content_write_refused_by_its_meter_leaves_no_document_and_no_version(api: Api) -> None:
+    # Given a caller whose budget this minute is spent, with a document already written
+    ada = api.account()
+    ws = api.workspace(ada)
+    conv = api.conversation(ada, ws)
+    base = conv_base(ws, conv)
+    with metered("AGENT_MEMORY_WRITES_PER_MINUTE"):
+        set_budget("AGENT_MEMORY_WRITES_PER_MINUTE", "1")
+        first = api.write(ada, base, "conversation/kept.md", "one")
+        assert first.status_code == 201
+        rows, stored = _history(conv), objects()
+        revision = api.show_conversation(ada, ws, conv)["context_revision"]
+        # When it creates a document, and replaces the one it has (each uploads its version while its meters
+        # are sent)
+        created = api.write(ada, base, "conversation/late.md", "late")
+        replaced = api.write(ada, base, "conversation/kept.md", "two", pair(first))
+    # Then both answer 429 rate_limited with their wait, in the body and in Retry-After
+    for refused in (created, replaced):
+        assert code(refused) == (429, "rate_limited")
+        wait = refused.json()["error"]["details"]["retry_after_seconds"]
+        assert refused.headers["Retry-After"] == str(wait) and 0 < wait <= 60
+    # And neither left a document, a version record or a revision behind: the kept one is still version 0
+    assert api.show(ada, base, "conversation/late.md").status_code == 404
+    assert pair(api.show(ada, base, "conversation/kept.md")) == pair(first)
+    assert _history(conv) == rows
+    assert api.show_conversation(ada, ws, conv)["context_revision"] == revision
+    # And the versions they uploaded meanwhile are objects nothing references, which the sweeper removes
+    uploaded = set(objects()) - set(stored)
+    assert len(uploaded) == 2
+    run_sweep()
+    assert not uploaded & set(objects())
+    assert api.show(ada, base, "conversation/kept.md").json()["memory"]["content"] == "one"
+
+
+def _history(conv: str) -> list[dict[str, Any]]:
+    """The conversation anchor's document and version rows."""
+    return sorted(
+        (
+            i
+            for i in scan_table()
+            if i["pk"] == f"ANCHOR#conversation#{conv}" and str(i["sk"]).startswith(("DOC#", "VER#"))
+        ),
+        key=lambda i: str(i["sk"]),
+    )

@@ -449,8 +449,8 @@ class Meter:
 
 @dataclass(frozen=True, slots=True)
 class WriteBudget:
-    """The meters one mutation spends from, once per request and just before its commit (one conditional
-    update each, outside the commit: store/documents.py `spend`)."""
+    """The meters one mutation spends from, once per request and before its commit (one conditional update
+    each, outside the commit: store/documents.py `spend`, or `spending` alongside a content upload)."""
 
     meters: tuple[Meter, ...]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from agent_memory.api.errors import ApiError, destination_taken, stale, version_not_found, version_redacted
@@ -327,26 +329,38 @@ class Documents(Backend):
         if budget is None or not budget.meters:
             return
         minute = int(clock.now() // 60)
-
-        def one(meter: Meter) -> None:
-            update = self._meter_update(meter, minute)
-            role = f"budget:{meter.subject}"
-            attempt(lambda: self.ddb.update_item(**update), [role], Refusals({role: _rate_limited(meter)}))
-
         first, *others = budget.meters
         # The calling thread sends the first meter while the pool sends the rest (as `list_many` does).
-        pending = [pool().submit(one, m) for m in others]
-        failures: list[BaseException | None] = []
+        pending = [pool().submit(self._spend_one, m, minute) for m in others]
         try:
-            one(first)
-            failures.append(None)
+            self._spend_one(first, minute)
+            failed: BaseException | None = None
         except Exception as exc:
-            failures.append(exc)
-        failures += [f.exception() for f in pending]
-        # The first meter in order names the refusal: the caller's own, then its account's, then the address's.
-        failed = next((f for f in failures if f is not None), None)
-        if failed is not None:
-            raise failed
+            failed = exc
+        _refuse_first([failed, *(f.exception() for f in pending)])
+
+    @contextmanager
+    def spending(self, budget: WriteBudget | None) -> Iterator[None]:
+        """`spend`, sent as the block begins and awaited as it ends, so the meters share a step with what
+        the block sends (a content upload). A refusal is raised as the block ends, ahead of whatever the
+        block raised: no commit after the block is ever sent for a request over its budget."""
+        if budget is None or not budget.meters:
+            yield
+            return
+        minute = int(clock.now() // 60)
+        # Every meter goes to the pool: the calling thread is the block's.
+        pending = [pool().submit(self._spend_one, m, minute) for m in budget.meters]
+        try:
+            yield
+        finally:
+            # Awaited even when the block failed, so no meter's request outlives the request that sent it
+            # (a Lambda frozen with a request in flight would resume it in another invocation).
+            _refuse_first([f.exception() for f in pending])
+
+    def _spend_one(self, meter: Meter, minute: int) -> None:
+        update = self._meter_update(meter, minute)
+        role = f"budget:{meter.subject}"
+        attempt(lambda: self.ddb.update_item(**update), [role], Refusals({role: _rate_limited(meter)}))
 
     # ---- forks -----------------------------------------------------------------------------------
 
@@ -577,6 +591,14 @@ _SPENT = {
     "account": "Your account has used this minute's budget of {n} writes",
     "origin": "Requests from your address have used this minute's budget of {n} writes",
 }
+
+
+def _refuse_first(outcomes: list[BaseException | None]) -> None:
+    """Raise the first meter's refusal in the budget's order: the caller's own, then its account's, then
+    the address's."""
+    failed = next((f for f in outcomes if f is not None), None)
+    if failed is not None:
+        raise failed
 
 
 def _budget_refusals(budget: WriteBudget) -> dict[str, Refusal]:

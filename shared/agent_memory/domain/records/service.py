@@ -43,7 +43,7 @@ from agent_memory.core import access, clock
 from agent_memory.core.budget import Budgets
 from agent_memory.core.idempotency import settle, suspended
 from agent_memory.core.ids import PresentedToken, is_uuid, now_iso, uuid7
-from agent_memory.core.model import Author, Principal, Quarantine, TypedRecord, Workspace
+from agent_memory.core.model import Author, Principal, Quarantine, TypedRecord, Workspace, WriteBudget
 from agent_memory.core.ports import DuplicateClaimed, RecordMoved, RecordsStore, Ref
 from agent_memory.core.resolver import Resolver, require_token
 from agent_memory.domain.memory.service import scan
@@ -329,12 +329,12 @@ class RecordsService:
             old = self._found(caller, got, spec.supersedes)
             if old.superseded_by is not None:
                 raise ApiError("stale_object", f"Record {old.public_id} is already superseded by {old.superseded_by}.")
-        # Spent once, up front: a duplicate check may try more than one commit (a claim taken meanwhile, a
-        # record moved), and the request is still one mutation.
+        # Spent once: a duplicate check may try more than one commit (a claim taken meanwhile, a record moved),
+        # and the request is still one mutation.
         spent = self.budgets.of(caller.principal)
-        if spent is not None:
-            self.store.spend(spent)
         if not (checked and caller.workspace.dedup_enabled and quarantine is None):
+            if spent is not None:
+                self.store.spend(spent)
             appended = Appended(rec, False, False, operation)
             settle(appended)
             self.store.create_record(
@@ -350,8 +350,9 @@ class RecordsService:
             return appended
         for _ in range(ABSORB_ATTEMPTS):
             try:
-                return self._deduplicated(caller, got, rec, shingles, bands, now)
+                return self._deduplicated(caller, got, rec, shingles, bands, now, spent)
             except RecordMoved:
+                spent = None  # by the first attempt, whose commit came after its meters
                 # The record this append was counted into changed between its read and the commit
                 # (merged into, superseded, deleted): look again from the claim and the bands.
                 got = self.store.get_many(list(got))
@@ -377,6 +378,7 @@ class RecordsService:
         shingles: frozenset[str],
         bands: tuple[str, ...],
         now: float,
+        spent: WriteBudget | None,
     ) -> Appended:
         ws_id, group = rec.workspace_id, rec.group
         claim = got.get(Ref.record_claim(ws_id, group, rec.content_digest))
@@ -387,7 +389,10 @@ class RecordsService:
                 if rid not in ids:
                     ids.append(rid)
         ids = ids[:MAX_CANDIDATES]
-        rows = self.store.get_many([Ref.record(ws_id, "Workspace", rid) for rid in ids]) if ids else {}
+        # The meters go out with the candidates' read (one step, not two): whatever it finds, the request
+        # spends the same, and a refusal is raised before any commit.
+        with self.store.spending(spent):
+            rows = self.store.get_many([Ref.record(ws_id, "Workspace", rid) for rid in ids]) if ids else {}
         found = {
             rid: self._absorbable(caller, rows.get(Ref.record(ws_id, "Workspace", rid)), group, now) for rid in ids
         }
