@@ -7,9 +7,9 @@ needs to seed a caller, a workspace and a conversation. It is plain Python behin
 It refuses what the real store refuses, with the same codes and messages: each write evaluates the
 conditions the DynamoDB commit would send (store/documents.py, store/versions.py), collects the roles whose
 condition fails, and lets the real store's own refusal tables (`_commit_refusals`, `_rename_refusals`,
-read by `store.commit.explain`) name the error. So the precedence (a stop, then the budget, then the
-conversation, then the row) and the wording cannot drift; the parity test in tests/unit/test_domain_on_fake.py
-holds the rest of the behaviour to the moto-backed store.
+read by `store.commit.explain`) name the error. So the precedence (the budget, spent before the commit as
+the real store spends it, then a stop, the conversation, the row) and the wording cannot drift; the parity
+test in tests/unit/test_domain_on_fake.py holds the rest of the behaviour to the moto-backed store.
 
 Simplifications, on purpose:
 - organization Memories (anchor scope "memory": their counter row, byte count and leases) are not
@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,7 +55,7 @@ from agent_memory.core.model import (
     max_documents,
 )
 from agent_memory.core.ports import IdempotencyRecords, Ref, ResolverStore, WriteBudgets
-from agent_memory.store.commit import CONDITION_FAILED, Reason, Refusals, explain
+from agent_memory.store.commit import CONDITION_FAILED, Reason, Refusal, Refusals, explain
 from agent_memory.store.content import content_missing
 from agent_memory.store.documents import _budget_refusals, _commit_refusals, _rename_refusals
 
@@ -149,17 +150,30 @@ class FakeStore:
 
     # ---- WriteBudgets -------------------------------------------------------------------------------
 
-    def spend(self, budget: WriteBudget) -> None:
+    def spend(self, budget: WriteBudget | None) -> None:
         with self._lock:
-            failed: Failed = {}
-            self._check_budget(budget, failed)
-            self._refuse(failed, Refusals(_budget_refusals(budget)))
-            self._count(budget)
+            self._spend(budget)
+
+    @contextmanager
+    def spending(self, budget: WriteBudget | None) -> Iterator[None]:
+        # Counted as the block begins, refused as it ends (ahead of what the block raised), as the real
+        # store's meters are sent before the block and awaited after it.
+        try:
+            self.spend(budget)
+            refused: ApiError | None = None
+        except ApiError as exc:
+            refused = exc
+        try:
+            yield
+        finally:
+            if refused is not None:
+                raise refused
 
     # ---- DocumentWrites -----------------------------------------------------------------------------
 
     def commit(self, change: DocumentChange) -> None:
         with self._lock:
+            self._spend(change.budget)
             creates = change.expected is None and change.new is not None
             failed: Failed = {}
             self._check_document(change, "document", failed)
@@ -168,8 +182,6 @@ class FakeStore:
                 self._check_bump(change.bump, "conversation", failed)
             if change.alias is not None:
                 self._check_bump(change.alias, "alias", failed)
-            if change.budget is not None:
-                self._check_budget(change.budget, failed)
             self._check_running(change.running, failed)
             self._check_source(change, failed)
             self._refuse(failed, _commit_refusals(change, creates))
@@ -177,11 +189,10 @@ class FakeStore:
             for bump in (change.bump, change.alias):
                 if bump is not None:
                     self._bump(bump.conversation_id)
-            if change.budget is not None:
-                self._count(change.budget)
 
     def commit_rename(self, removal: DocumentChange, creation: DocumentChange) -> None:
         with self._lock:
+            self._spend(creation.budget)
             failed: Failed = {}
             self._check_document(removal, "document", failed)
             self._check_document(creation, "target", failed)
@@ -197,16 +208,12 @@ class FakeStore:
                 if bump is not None and bump.conversation_id not in bumped:
                     bumped[bump.conversation_id] = bump
                     self._check_bump(bump, role, failed)
-            if creation.budget is not None:
-                self._check_budget(creation.budget, failed)
             self._check_running(tuple(dict.fromkeys((*creation.running, *removal.running))), failed)
             self._refuse(failed, _rename_refusals(removal, creation))
             self._apply(removal)
             self._apply(creation)
             for conversation_id in bumped:
                 self._bump(conversation_id)
-            if creation.budget is not None:
-                self._count(creation.budget)
 
     def commit_group(self, changes: list[DocumentChange]) -> None:
         raise NotImplementedError("organization Memories (a git sync's grouped commit) are not modelled here")
@@ -229,6 +236,7 @@ class FakeStore:
         self, version: Version, expected: tuple[str, int], by: Author, at: str, budget: WriteBudget | None
     ) -> None:
         with self._lock:
+            self._spend(budget)
             failed: Failed = {}
             current = self._rows.get(Ref.document(version.anchor, version.rest))
             if current is None or (current.public_id, current.lock_version) != expected:
@@ -237,17 +245,14 @@ class FakeStore:
             record: Version | None = self._rows.get(ref)
             if record is None or record.public_id != version.public_id:
                 failed["version"] = None
-            if budget is not None:
-                self._check_budget(budget, failed)
             # The refusal table store/versions.py builds for this transaction.
-            by_role = {} if budget is None else _budget_refusals(budget)
-            by_role["document"] = lambda _: stale()
-            by_role["version"] = lambda _: version_not_found(version.lock_version)
+            by_role: dict[str, Refusal] = {
+                "document": lambda _: stale(),
+                "version": lambda _: version_not_found(version.lock_version),
+            }
             self._refuse(failed, Refusals(by_role, otherwise=stale))
             assert record is not None
             self._rows[ref] = replace(record, content_key=None, redacted_at=at, redacted_by=by)
-            if budget is not None:
-                self._count(budget)
 
     # ---- Definitions --------------------------------------------------------------------------------
 
@@ -333,12 +338,21 @@ class FakeStore:
         if archived or moved:
             failed[role] = old
 
-    def _check_budget(self, budget: WriteBudget, failed: Failed) -> None:
+    def _spend(self, budget: WriteBudget | None) -> None:
+        """The real store's `spend`: ahead of the change's own checks, each meter counted unless it refuses."""
+        if budget is None:
+            return
         minute = int(self._clock() // 60)
+        failed: Failed = {}
         for m in budget.meters:
             counter = self._meters.get((m.subject, m.key))
             if counter is not None and counter.minute == minute and counter.n >= m.per_minute:
                 failed[f"budget:{m.subject}"] = None
+            elif counter is None or counter.minute != minute:
+                self._meters[(m.subject, m.key)] = _Counter(minute, 1)
+            else:
+                counter.n += 1
+        self._refuse(failed, Refusals(_budget_refusals(budget)))
 
     def _check_running(self, running: Iterable[str], failed: Failed) -> None:
         if any(self._rows.get(Ref.execution_stop(e)) is not None for e in running):
@@ -382,15 +396,6 @@ class FakeStore:
         ref = Ref.conversation(conversation_id)
         conv: Conversation = self._rows[ref]
         self._rows[ref] = replace(conv, context_revision=conv.context_revision + 1)
-
-    def _count(self, budget: WriteBudget) -> None:
-        minute = int(self._clock() // 60)
-        for m in budget.meters:
-            counter = self._meters.get((m.subject, m.key))
-            if counter is None or counter.minute != minute:
-                self._meters[(m.subject, m.key)] = _Counter(minute, 1)
-            else:
-                counter.n += 1
 
     # ---- for tests ----------------------------------------------------------------------------------
 

@@ -569,6 +569,9 @@ def _costs(rows: list[dict[str, Any]]) -> list[str]:
         "function's memory for the predicted median above (billed per ms), DynamoDB on-demand units counted per",
         "request from the items' sizes (eventually consistent reads half, transactional reads and writes double,",
         "a Query's items summed before rounding, ConditionChecks charged as writes), and S3 requests by class.",
+        "The write budgets run as shipped: every mutation pays its three meter updates (the caller's, its",
+        "account's, its address's; one UpdateItem each, outside the commit, a content write's sent with its S3",
+        "put), only at limits the bench never reaches.",
         "Beside it, the published price of the same work in Bedrock AgentCore Memory, where there is a counterpart.",
         "",
     ]

@@ -298,8 +298,7 @@ def role_of(key: dict[str, Any]) -> str:
         return "meta"
     if pk.startswith("CONV#"):
         return "conversation"
-    if pk.startswith("RATE#"):
-        return "budget"
+    # No RATE# item: the write budget's meters are spent before a commit, never in it.
     raise AssertionError(f"unexpected item {pk} {sk}")
 
 
@@ -421,21 +420,27 @@ def test_an_archived_conversation_is_stale_when_the_writer_did_not_refuse_archiv
     assert refusal(store, DocumentChange(anchor, "a.md", None, _doc(anchor), bump)) == "stale_object"
 
 
-def test_a_spent_write_budget_is_named_rate_limited_before_anything_else(
+def test_a_spent_write_budget_is_named_rate_limited_before_the_commit_is_sent(
     store: DynamoStore, cancelling: Callable[[dict[str, Reason]], list[list[str]]]
 ) -> None:
-    # Given a create whose document, counter, conversation and budget items all failed their conditions
+    # Given a caller that has spent its budget of 5 this minute, and a create whose document, counter and
+    # conversation would all fail their conditions
+    change = a_create(bump=True, budget=True)
+    assert change.budget is not None
+    for _ in range(5):
+        store.spend(change.budget)
     old = conversation_item(archived=True, context_revision=1)
-    cancelling({"document": FAILED, "meta": FAILED, "conversation": FAILED | {"Item": old}, "budget": FAILED})
-    # Then the caller is told to wait, not to re-read
+    answered = cancelling({"document": FAILED, "meta": FAILED, "conversation": FAILED | {"Item": old}})
+    # Then the caller is told to wait, not to re-read, and the commit was never sent
     with pytest.raises(ApiError) as info:
-        store.commit(a_create(bump=True, budget=True))
+        store.commit(change)
     assert info.value.code == "rate_limited"
     assert 0 < info.value.details["retry_after_seconds"] <= 60
     assert "budget of 5 writes" in info.value.message
+    assert answered == []
 
 
-@pytest.mark.parametrize("role", ["document", "meta", "conversation", "budget"])
+@pytest.mark.parametrize("role", ["document", "meta", "conversation"])
 def test_a_transaction_conflict_is_never_blamed_on_the_item(
     store: DynamoStore,
     cancelling: Callable[[dict[str, Reason]], list[list[str]]],
@@ -448,8 +453,8 @@ def test_a_transaction_conflict_is_never_blamed_on_the_item(
 
     monkeypatch.setattr(PACING, "sleep", lambda _: None)
     answered = cancelling({role: CONFLICT})
-    # Then it is contention, whichever item it was: not a missing conversation, a full scope, a spent budget
-    # or a stale pair. It was retried (tests/unit/test_store_contention.py), then answered as busy.
+    # Then it is contention, whichever item it was: not a missing conversation, a full scope or a stale
+    # pair. It was retried (tests/unit/test_store_contention.py), then answered as busy.
     with pytest.raises(ApiError) as info:
         store.commit(a_create(bump=True, budget=True))
     assert info.value.code == "storage_busy"

@@ -8,10 +8,10 @@ let the request through to moto once the staged faults are spent.
 
 The history's transactions are among them: a commit carrying its version record (and the record that
 falls out of retention), a rollback's commit with the ConditionCheck on its source version, a redaction,
-and a fork's transaction (the child, its pointer copies, the parent's `forked_at`, the child's `fork`
-version records and the write budget), or, for a fork too large for one, its two (the records with the
-budget, then the rest). A scenario whose transaction is not the first or the only one it sends names how
-many go before and after it (`AROUND`).
+and a fork's two transactions (the child's `fork` version records, then the child, its pointer copies and
+the parent's `forked_at`). A write budget is spent before any of them, one UpdateItem per meter, and a
+retried transaction never spends it again. A scenario whose transaction is not the first or the
+only one it sends names how many go before and after it (`AROUND`).
 
 The retry pacing's sleep is replaced (`paced`), so no test waits for real; the waits it asked for are kept.
 """
@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
-from unittest import mock
 
 import pytest
 from agent_memory.api.errors import ApiError
@@ -49,8 +48,7 @@ from agent_memory.core.model import (
     WriteBudget,
 )
 from agent_memory.core.ports import Ref
-from agent_memory.store import DynamoStore
-from agent_memory.store import documents as store_documents
+from agent_memory.store import DynamoStore, keys
 from agent_memory.store.commit import PACING
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
@@ -117,6 +115,13 @@ def record(store: DynamoStore, anchor: Anchor, rest: str, lock_version: int) -> 
     ref = Ref.version(anchor, rest, lock_version)
     found: Version | None = store.get_many([ref])[ref]
     return found
+
+
+def meter_count(store: DynamoStore, meter: Meter) -> int:
+    """What a meter has counted this minute (0 when its row is absent)."""
+    key = keys.rate(meter.subject, meter.key, int(time.time() // 60))
+    item = store.ddb.get_item(TableName=store.table, Key=keys.wire(key), ConsistentRead=True).get("Item")
+    return int(item["n"]["N"]) if item else 0
 
 
 @pytest.fixture
@@ -212,29 +217,24 @@ def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: s
         assert pointer(store, anchor, "a.md") == change.new
         assert meta_count(store, anchor) == (0 if verb == "delete" else 1)
         assert stored(store, Ref.conversation(conv.public_id)).context_revision == revision + (1 if bump else 0)
+        # The meter was spent once, however often the commit was sent
+        assert w is None or meter_count(store, w.meters[0]) == 1
 
     refusals: list[str | None] = ["stale_object"]
     if verb != "replace":
         refusals.append("memory_full" if verb == "create" else None)
     if bump:
         refusals.append("not_found")
-    if budget:
-        refusals.append("rate_limited")
     return lambda: store.commit(change), check, refusals
 
 
-def _fork(
-    store: DynamoStore, documents: int, *, budget: bool = False, split: bool = False, first: bool = False
-) -> Scenario:
-    """A fork: the child, its entry in the workspace's index, its copies, the fork log, the parent's
-    `forked_at`, the child's `fork` version records and the budget's meters, in one transaction.
-
-    `split`: the transaction limit is lowered so that the fork does not fit, as a fork of 47 documents or
-    more does not: the records and the meters go first, in a transaction of their own. `first`: the
-    refusals are that first transaction's, else the child's."""
+def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bool = False) -> Scenario:
+    """A fork: the budget spent, the child's `fork` version records in a first transaction, then
+    the child, its entry in the workspace's index, its copies, the fork log and the parent's `forked_at`.
+    `first`: the refusals are the first transaction's, else the main one's."""
     parent = conversation(store)
     anchor = Anchor("conversation", parent.public_id)
-    docs = [create(store, anchor, f"d{i:02d}.md") for i in range(documents)]
+    docs = [create(store, anchor, f"d{i}.md") for i in range(documents)]
     child = Conversation(
         uuid7(), parent.workspace_id, parent.account_id, parent.created_by, now_iso(), parent_public_id=parent.public_id
     )
@@ -255,23 +255,14 @@ def _fork(
         forked_at = stored(store, Ref.conversation(parent.public_id)).forked_at
         assert forked_at == (int(now) if documents else None)
 
-    meters: list[str | None] = ["rate_limited"] * len(w.meters if w else ())
-    records: list[str | None] = [None] * documents
-    # The child, its entry in the workspace's index, then (with documents) the counter, the copies, the
-    # fork log and the parent's mark.
-    child_items = ["already_exists", None, *([None] * (documents + 2) + ["not_found"] if documents else [])]
-    whole = [*child_items, *records, *meters]
-    refusals = whole if not split else [*meters, *records] if first else child_items
-
-    def write() -> None:
-        if not split:
-            store.fork_conversation(child, docs, versions, w, now)
-            return
-        # One item short of the whole fork and its keyed record: the largest limit it does not fit.
-        with mock.patch.object(store_documents, "TRANSACTION_ITEMS", len(whole)):
-            store.fork_conversation(child, docs, versions, w, now)
-
-    return write, check, refusals
+    refusals: list[str | None]
+    if first:
+        refusals = [None] * documents
+    else:
+        # The child, its entry in the workspace's index, then (with documents) the counter, the copies, the
+        # fork log and the parent's mark.
+        refusals = ["already_exists", None, *([None] * (documents + 2) + ["not_found"] if documents else [])]
+    return lambda: store.fork_conversation(child, docs, versions, w, now), check, refusals
 
 
 def _rollback(store: DynamoStore, *, bump: bool, budget: bool) -> Scenario:
@@ -309,8 +300,6 @@ def _rollback(store: DynamoStore, *, bump: bool, budget: bool) -> Scenario:
     refusals: list[str | None] = ["stale_object"]
     if bump:
         refusals.append("not_found")
-    if budget:
-        refusals.append("rate_limited")
     refusals += [None, "memory_version_not_found"]
     return lambda: store.commit(change), check, refusals
 
@@ -350,7 +339,7 @@ def _redaction(store: DynamoStore, *, budget: bool) -> Scenario:
         assert got.redacted_by == AUTHOR
         assert pointer(store, anchor, "a.md") == v1
 
-    refusals: list[str | None] = ["stale_object", "memory_version_not_found", *(["rate_limited"] if budget else [])]
+    refusals: list[str | None] = ["stale_object", "memory_version_not_found"]
     return lambda: store.redact_version(target, (v1.public_id, 1), AUTHOR, at, w), check, refusals
 
 
@@ -467,15 +456,12 @@ SCENARIOS: dict[str, Callable[[DynamoStore], Scenario]] = {
     "create+bump": lambda s: _commit(s, verb="create", bump=True, budget=False),
     "create+bump+budget": lambda s: _commit(s, verb="create", bump=True, budget=True),
     "replace+bump": lambda s: _commit(s, verb="replace", bump=True, budget=False),
-    "replace+budget": lambda s: _commit(s, verb="replace", bump=False, budget=True, scope="workspace"),
     "replace+bump+budget": lambda s: _commit(s, verb="replace", bump=True, budget=True),
     "delete": lambda s: _commit(s, verb="delete", bump=False, budget=False),
     "delete+bump+budget": lambda s: _commit(s, verb="delete", bump=True, budget=True),
     "fork": lambda s: _fork(s, 2),
-    "fork+budget": lambda s: _fork(s, 2, budget=True),
+    "fork-versions+budget": lambda s: _fork(s, 2, budget=True, first=True),
     "fork-empty": lambda s: _fork(s, 0),
-    "fork-split": lambda s: _fork(s, 2, budget=True, split=True),
-    "fork-split-versions+budget": lambda s: _fork(s, 2, budget=True, split=True, first=True),
     "replace+version+prune": _retention,
     "rollback": lambda s: _rollback(s, bump=False, budget=False),
     "rollback+bump+budget": lambda s: _rollback(s, bump=True, budget=True),
@@ -494,22 +480,19 @@ SCENARIOS: dict[str, Callable[[DynamoStore], Scenario]] = {
 ITEMS = {
     "create": 2,
     "create+bump": 3,
-    "create+bump+budget": 4,
+    "create+bump+budget": 3,
     "replace+bump": 2,
-    "replace+budget": 2,
-    "replace+bump+budget": 3,
+    "replace+bump+budget": 2,
     "delete": 2,
-    "delete+bump+budget": 4,
-    "fork": 9,
-    "fork+budget": 10,
+    "delete+bump+budget": 3,
+    "fork": 7,
+    "fork-versions+budget": 2,
     "fork-empty": 2,
-    "fork-split": 7,
-    "fork-split-versions+budget": 3,
     "replace+version+prune": 3,
     "rollback": 3,
-    "rollback+bump+budget": 5,
+    "rollback+bump+budget": 4,
     "redaction": 2,
-    "redaction+budget": 3,
+    "redaction+budget": 2,
     "account": 3,
     "human": 2,
     "workspace": 2,
@@ -521,7 +504,7 @@ ITEMS = {
 }
 POSITIONS = [(name, i) for name, n in ITEMS.items() for i in range(n)]
 # (transactions sent before, after) the one whose items ITEMS counts, for scenarios that send more than one
-AROUND = {"fork-split": (1, 0), "fork-split-versions+budget": (0, 1)}
+AROUND = {"fork": (1, 0), "fork-versions+budget": (0, 1)}
 
 
 def _one(code: str, position: int) -> Callable[[int], tuple[AWSResponse, dict[str, Any]]]:
@@ -615,21 +598,6 @@ def test_every_transaction_carries_a_request_token_stable_across_retries_and_new
         assert len(tokens[name]) == before + 1 + after
     # And no two writes share one
     assert len(set().union(*tokens.values())) == sum(len(t) for t in tokens.values())
-
-
-@pytest.mark.parametrize(("documents", "transactions"), [(8, [21]), (47, [99]), (48, [48, 53])])
-def test_a_fork_is_one_transaction_while_it_fits_with_room_for_a_keyed_record_and_two_past_that(
-    store: DynamoStore, stage: Callable[[str], Stage], documents: int, transactions: list[int]
-) -> None:
-    # Given a fork of `documents` documents: two items each (the copy, its record) and five more
-    write, check, _ = _fork(store, documents)
-    tx = stage("TransactWriteItems")
-    tx.arm(lambda n: cancellation(["None"] * n), times=0)
-    # When it is sent, then it is one transaction up to 99 items (one kept for a keyed request's record),
-    # else the records first and the child's in a transaction of its own; either way it landed whole
-    write()
-    assert [s.items for s in tx.sent] == transactions
-    check()
 
 
 def _prepared_rollback(store: DynamoStore) -> tuple[Conversation, Anchor, Document, Document, DocumentChange]:

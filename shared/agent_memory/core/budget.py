@@ -2,9 +2,10 @@
 
 Every mutation spends from three meters: the principal's (the seed's ordinary caller budget), its
 account's (so minting principals does not mint budget) and the source address's (the seed's broad
-backstop). A memory write counts them inside its own commit, so metering costs it no request; a
-directory change (rare) counts them in one request just before it. Reads are never metered here: they
-keep their one-request floor, and the API's stage throttling bounds them instead (docs/decisions.md).
+backstop). A mutation spends them once, before its commit and outside it (one conditional update per
+meter, sent together, alongside a content write's upload), so the commit carries no meter item. Reads are
+never metered here: they keep their one-request floor, and the API's stage throttling bounds them instead
+(docs/decisions.md).
 """
 
 from __future__ import annotations

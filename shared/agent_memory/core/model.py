@@ -452,8 +452,8 @@ class Meter:
 
 @dataclass(frozen=True, slots=True)
 class WriteBudget:
-    """The meters one mutation spends from, each counted in the same request as the write it lets through
-    (or, for a directory change, in one request just before it)."""
+    """The meters one mutation spends from, once per request and before its commit (one conditional update
+    each, outside the commit: store/documents.py `spend`, or `spending` alongside a content upload)."""
 
     meters: tuple[Meter, ...]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol
 
@@ -196,7 +197,15 @@ class Reads(Protocol):
 
 class WriteBudgets(Protocol):
     def spend(self, budget: WriteBudget) -> None:
-        """Count one mutation against each meter, or refuse `rate_limited` and count nothing."""
+        """Count one mutation against each meter, or refuse `rate_limited`: a request spends its budget once,
+        before its change commits, so a refused request changes nothing."""
+        ...
+
+    def spending(self, budget: WriteBudget | None) -> AbstractContextManager[None]:
+        """`spend`, overlapped with the block: the meters are sent as it begins and awaited as it ends, and a
+        refusal is raised then (ahead of anything the block raised), so a commit after the block is sent only
+        for a request within its budget. For requests the block sends whatever the meters answer: an upload
+        of the new version (a refusal leaves it unreferenced, for the sweeper), never a change."""
         ...
 
 
@@ -563,7 +572,7 @@ class IdempotencyRecords(Protocol):
 # ---- what each consumer asks for -----------------------------------------------------------------
 
 
-class MemoryStore(Reads, DocumentReads, DocumentWrites, ContentReads, ContentWrites, Versions, Protocol):
+class MemoryStore(Reads, WriteBudgets, DocumentReads, DocumentWrites, ContentReads, ContentWrites, Versions, Protocol):
     """What the memory verbs reach through a Context: rows, documents, their contents and history."""
 
 
@@ -587,11 +596,11 @@ class MergeStore(DocumentReads, Conversations, Merges, Protocol):
     """A fork's merge into its parent (domain/directory/merge.py)."""
 
 
-class MemoriesStore(MemoryStore, WriteBudgets, OrgMemories, Protocol):
+class MemoriesStore(MemoryStore, OrgMemories, Protocol):
     """Organization Memories' (domain/memories/service.py): their rows, and their files as memory verbs see them."""
 
 
-class RecordsStore(Reads, Records, Protocol):
+class RecordsStore(Reads, WriteBudgets, Records, Protocol):
     """Typed records' (domain/records/service.py)."""
 
 

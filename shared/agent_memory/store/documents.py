@@ -1,7 +1,9 @@
-"""Document pointer rows: listing, the conditional commit, the write budget and the fork."""
+"""Document pointer rows: listing, the conditional commit, the write budget's meters and the fork."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from agent_memory.api.errors import ApiError, destination_taken, stale, version_not_found, version_redacted
@@ -24,7 +26,7 @@ from agent_memory.core.model import (
 )
 from agent_memory.store import keys, kinds
 from agent_memory.store.clients import Backend
-from agent_memory.store.commit import TRANSACTION_ITEMS, Refusal, Refusals, Step, read, transact, write_one
+from agent_memory.store.commit import TRANSACTION_ITEMS, Refusal, Refusals, Step, attempt, read, transact, write_one
 from agent_memory.store.content import pool
 from agent_memory.store.forklog import fork_log_item
 from agent_memory.store.items import author_attributes, author_of, marshal
@@ -72,8 +74,8 @@ class Documents(Backend):
         """Apply one conditional change in one request, or refuse it and change nothing."""
         # The document row carries the writer's condition; when the document count moves (create,
         # delete) or the conversation's revision must move with it, the items go in one transaction
-        # so that either all of them commit or none does.
-        # The caller's write budget is one more item of the same commit, so metering costs no request.
+        # so that either all of them commit or none does. The caller's write budget is spent just before,
+        # outside the commit (`spend`).
         creates = change.expected is None and change.new is not None
         steps: list[Step] = [("document", self._doc_op(change))]
         count = 1 if creates else -1 if change.new is None else 0
@@ -89,8 +91,6 @@ class Documents(Backend):
             steps.append(("conversation", self._bump_op(change.bump)))
         if change.alias is not None:
             steps.append(("alias", self._bump_op(change.alias)))
-        if change.budget is not None:
-            steps += self._meter_steps(change.budget)
         # An execution's change lands only while neither it nor any execution it was spawned from is stopped:
         # a stop acknowledged before this commit refuses it.
         steps += [("stopped", self._running_check(execution_id)) for execution_id in change.running]
@@ -118,6 +118,7 @@ class Documents(Backend):
             if keys.version(v.anchor, v.rest, v.lock_version) != pruned
         ]
         refusals = _commit_refusals(change, creates)
+        self.spend(change.budget)
         if len(steps) == 1:
             write_one(self.ddb, steps[0], refusals)
             return
@@ -129,9 +130,9 @@ class Documents(Backend):
 
         Each anchor's counter moves as its own create or delete would move it (one anchor: a Memory's row
         still moves, to refuse a rename into a deleted Memory; any other anchor's count is unchanged), the
-        conversations both changes move are bumped once each, and the budget, the stop checks and the leases
-        are carried once. The new version's record rides in it; the old document's records are the
-        sweeper's, as a delete's are."""
+        conversations both changes move are bumped once each, and the stop checks and the leases are carried
+        once; the budget is spent once, just before. The new version's record rides in it; the old
+        document's records are the sweeper's, as a delete's are."""
         steps: list[Step] = [("document", self._doc_op(removal)), ("target", self._doc_op(creation))]
         same = removal.anchor == creation.anchor
         for role, change, count in (("meta", creation, 0 if same else 1), ("meta_old", removal, -1)):
@@ -155,13 +156,13 @@ class Documents(Backend):
             if bump is not None and bump.conversation_id not in bumped:
                 bumped.add(bump.conversation_id)
                 steps.append((role, self._bump_op(bump)))
-        if creation.budget is not None:
-            steps += self._meter_steps(creation.budget)
         running = dict.fromkeys((*creation.running, *removal.running))
         steps += [("stopped", self._running_check(execution_id)) for execution_id in running]
         if creation.version is not None:
             steps.append(("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(creation.version)}}))
-        transact(self.ddb, steps, _rename_refusals(removal, creation))
+        refusals = _rename_refusals(removal, creation)
+        self.spend(creation.budget)
+        transact(self.ddb, steps, refusals)
 
     def commit_group(self, changes: list[DocumentChange]) -> None:
         """Changes of one Memory's files (a git sync's), in as few transactions as DynamoDB's 100 items a
@@ -302,33 +303,64 @@ class Documents(Backend):
             }
         }
 
-    def _meter_steps(self, budget: WriteBudget) -> list[Step]:
-        minute = int(clock.now() // 60)
-        return [
-            (
-                f"budget:{m.subject}",
-                {
-                    "Update": {
-                        "TableName": self.table,
-                        "Key": keys.wire(keys.rate(m.subject, m.key, minute)),
-                        "UpdateExpression": "SET #exp = :exp ADD #n :one",
-                        "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
-                        "ExpressionAttributeNames": {"#exp": "expires_at", "#n": "n"},
-                        "ExpressionAttributeValues": {
-                            ":one": {"N": "1"},
-                            ":limit": {"N": str(m.per_minute)},
-                            ":exp": {"N": str((minute + 2) * 60)},
-                        },
-                    }
-                },
-            )
-            for m in budget.meters
-        ]
+    def _meter_update(self, meter: Meter, minute: int) -> dict[str, Any]:
+        return {
+            "TableName": self.table,
+            "Key": keys.wire(keys.rate(meter.subject, meter.key, minute)),
+            "UpdateExpression": "SET #exp = :exp ADD #n :one",
+            "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
+            "ExpressionAttributeNames": {"#exp": "expires_at", "#n": "n"},
+            "ExpressionAttributeValues": {
+                ":one": {"N": "1"},
+                ":limit": {"N": str(meter.per_minute)},
+                ":exp": {"N": str((minute + 2) * 60)},
+            },
+        }
 
-    def spend(self, budget: WriteBudget) -> None:
-        """Count one mutation against every meter, or refuse `rate_limited` and count nothing."""
-        # Metering is made ahead of the change it counts: never the commit that records a keyed answer.
-        transact(self.ddb, self._meter_steps(budget), Refusals(_budget_refusals(budget)), decisive=False)
+    def spend(self, budget: WriteBudget | None) -> None:
+        """Count one mutation against every meter, or refuse `rate_limited` (nothing of the change is sent).
+
+        One conditional UpdateItem per meter, sent together, outside any transaction: a standalone write
+        costs one unit where a transaction item costs two, the change's own commit keeps its size, and the
+        account's and the address's rows, shared by every writer, never make two commits conflict
+        (docs/decisions.md). A meter that refuses counts nothing; the others sent with it keep their count:
+        the attempt was made, and a meter's count only grows within its minute, so the one that refused
+        goes on refusing that minute whatever the others hold."""
+        if budget is None or not budget.meters:
+            return
+        minute = int(clock.now() // 60)
+        first, *others = budget.meters
+        # The calling thread sends the first meter while the pool sends the rest (as `list_many` does).
+        pending = [pool().submit(self._spend_one, m, minute) for m in others]
+        try:
+            self._spend_one(first, minute)
+            failed: BaseException | None = None
+        except Exception as exc:
+            failed = exc
+        _refuse_first([failed, *(f.exception() for f in pending)])
+
+    @contextmanager
+    def spending(self, budget: WriteBudget | None) -> Iterator[None]:
+        """`spend`, sent as the block begins and awaited as it ends, so the meters share a step with what
+        the block sends (a content upload). A refusal is raised as the block ends, ahead of whatever the
+        block raised: no commit after the block is ever sent for a request over its budget."""
+        if budget is None or not budget.meters:
+            yield
+            return
+        minute = int(clock.now() // 60)
+        # Every meter goes to the pool: the calling thread is the block's.
+        pending = [pool().submit(self._spend_one, m, minute) for m in budget.meters]
+        try:
+            yield
+        finally:
+            # Awaited even when the block failed, so no meter's request outlives the request that sent it
+            # (a Lambda frozen with a request in flight would resume it in another invocation).
+            _refuse_first([f.exception() for f in pending])
+
+    def _spend_one(self, meter: Meter, minute: int) -> None:
+        update = self._meter_update(meter, minute)
+        role = f"budget:{meter.subject}"
+        attempt(lambda: self.ddb.update_item(**update), [role], Refusals({role: _rate_limited(meter)}))
 
     # ---- forks -----------------------------------------------------------------------------------
 
@@ -347,15 +379,14 @@ class Documents(Backend):
         The parent's store entry pages (at most ENTRY_PAGES items) and the fork's base (one item: each
         copied document's pair, for a later merge) ride in that same transaction.
 
-        The child's first history records (one `fork` version per document) and the write budget's meters
-        ride in it too when everything fits in DynamoDB's 100 items, one kept for a keyed request's record
-        (two items a document: up to 43 documents with entry pages and three meters, 46 with neither), so
-        such a fork is one transaction, all or nothing. A larger fork sends the records and the meters
-        first, in a transaction of their own: records without their pointer rows are invisible (a history
-        is read from the pointer row first) and the sweeper removes them, so a fork refused or lost after
-        that first transaction changes nothing anyone sees.
+        The write budget is spent first (`spend`). The child's first history records (one `fork` version per
+        document) ride in the same transaction when everything fits in DynamoDB's 100 items, one kept for a
+        keyed request's record (two items a document: up to 46 documents), so such a fork is one transaction,
+        all or nothing. A larger fork sends the records first, in a transaction of their own: records without
+        their pointer rows are invisible (a history is read from the pointer row first) and the sweeper removes
+        them, so a fork refused or lost after that first transaction changes nothing anyone sees.
         """
-        meters: list[Step] = [] if budget is None else self._meter_steps(budget)
+        self.spend(budget)
         records: list[Step] = [
             ("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions
         ]
@@ -417,25 +448,24 @@ class Documents(Backend):
         ]
         if base is not None:
             steps.append(("base", {"Put": {"TableName": self.table, "Item": kinds.FORK_BASE.item(base)}}))
-        # Only the child's own row and the parent's (and the meters) are conditioned; contention is retried
-        # by the translator, and any other cancellation stays the 500 it is.
-        metered: dict[str, Refusal] = {} if budget is None else _budget_refusals(budget)
+        # Only the child's own row and the parent's are conditioned; contention is retried by the translator,
+        # and any other cancellation stays the 500 it is.
         child_refused: dict[str, Refusal] = {
             "conversation": lambda _: ApiError("already_exists", "That conversation already exists."),
             "parent": lambda _: ApiError("not_found", "That conversation does not exist."),
         }
-        if len(steps) + len(records) + len(meters) + 1 <= TRANSACTION_ITEMS:
-            transact(self.ddb, [*steps, *records, *meters], Refusals(metered | child_refused))
+        if len(steps) + len(records) + 1 <= TRANSACTION_ITEMS:
+            transact(self.ddb, [*steps, *records], Refusals(child_refused))
             return
-        if meters or records:
+        if records:
             # Not the fork's decisive commit: a keyed fork's record rides in the child's transaction below.
-            transact(self.ddb, [*meters, *records], Refusals(metered), decisive=False)
+            transact(self.ddb, records, Refusals(), decisive=False)
         transact(self.ddb, steps, Refusals(child_refused))
 
 
 def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
-    """What a refused commit means, most telling first: a stop, the budget, then the conversation, then the
-    row."""
+    """What a refused commit means, most telling first: a stop, then the conversation, then the row (the
+    budget was spent before the commit, `Documents.spend`)."""
     by_role: dict[str, Refusal] = {}
     # A stop is final: it explains a refusal before anything the caller could retry.
     if change.running:
@@ -444,8 +474,6 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
             "This execution was stopped (itself, or an execution it was spawned from): its tools no longer "
             "answer and nothing was changed.",
         )
-    if change.budget is not None:
-        by_role.update(_budget_refusals(change.budget))
     bump = change.bump
     if bump is not None:
 
@@ -507,7 +535,7 @@ def _commit_refusals(change: DocumentChange, creates: bool) -> Refusals:
 
 
 def _rename_refusals(removal: DocumentChange, creation: DocumentChange) -> Refusals:
-    """A rename's refusals: the create's (a stop, the budget, the conversations, the new anchor's cap),
+    """A rename's refusals: the create's (a stop, the conversations, the new anchor's cap),
     then the removed document's pair (stale_object) and the new path taken (already_exists)."""
     made = _commit_refusals(creation, True)
     by_role = dict(made.by_role)
@@ -562,6 +590,14 @@ _SPENT = {
     "account": "Your account has used this minute's budget of {n} writes",
     "origin": "Requests from your address have used this minute's budget of {n} writes",
 }
+
+
+def _refuse_first(outcomes: list[BaseException | None]) -> None:
+    """Raise the first meter's refusal in the budget's order: the caller's own, then its account's, then
+    the address's."""
+    failed = next((f for f in outcomes if f is not None), None)
+    if failed is not None:
+        raise failed
 
 
 def _budget_refusals(budget: WriteBudget) -> dict[str, Refusal]:

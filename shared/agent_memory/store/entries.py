@@ -5,7 +5,7 @@ Each entry is a top-level attribute (`E:<key>`) of one of the conversation's ENT
 added up. A write touches one attribute of one item under a condition on that attribute alone: two
 writers of different keys never refuse each other. A create also checks that no other page holds the key
 (a ConditionCheck per page), so a key lives in exactly one page; and every change checks that the
-conversation exists unarchived. The caller's write budget rides in the same transaction.
+conversation exists unarchived. The caller's write budget is spent just before (`Documents.spend`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from agent_memory.api.errors import ApiError
 from agent_memory.core.model import ENTRIES_PER_PAGE, ENTRY_PAGES, StoreEntry, WriteBudget
 from agent_memory.core.ports import EntryPageFull
 from agent_memory.store import keys
-from agent_memory.store.commit import Refusals, Step, transact
-from agent_memory.store.documents import Documents, _budget_refusals
+from agent_memory.store.commit import Refusal, Refusals, Step, transact
+from agent_memory.store.documents import Documents
 from agent_memory.store.items import ENTRY_ATTRIBUTE, entry_attribute
 
 
@@ -56,8 +56,6 @@ class Entries(Documents):
         self, conversation_id: str, key: str, page: Step, others: list[Step], budget: WriteBudget | None
     ) -> None:
         steps: list[Step] = [page, *others, self._conversation_check(conversation_id)]
-        if budget is not None:
-            steps += self._meter_steps(budget)
 
         def page_refused(old: dict[str, Any] | None) -> ApiError:
             if (old or {}).get(f"{ENTRY_ATTRIBUTE}{key}") is None and int(
@@ -66,8 +64,12 @@ class Entries(Documents):
                 raise EntryPageFull
             return _stale(key)
 
-        by_role = {} if budget is None else _budget_refusals(budget)
-        by_role |= {"conversation": _conversation_refused, "page": page_refused, "other": lambda _: _stale(key)}
+        by_role: dict[str, Refusal] = {
+            "conversation": _conversation_refused,
+            "page": page_refused,
+            "other": lambda _: _stale(key),
+        }
+        self.spend(budget)
         transact(self.ddb, steps, Refusals(by_role, otherwise=lambda: _stale(key)))
 
     def write_entry(

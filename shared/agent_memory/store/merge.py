@@ -15,8 +15,8 @@ from agent_memory.core.model import (
     max_documents,
 )
 from agent_memory.store import kinds
-from agent_memory.store.commit import TRANSACTION_ITEMS, Refusals, Step, transact
-from agent_memory.store.documents import Documents, _budget_refusals
+from agent_memory.store.commit import TRANSACTION_ITEMS, Refusal, Refusals, Step, transact
+from agent_memory.store.documents import Documents
 from agent_memory.store.forklog import fork_log_item
 from agent_memory.store.items import marshal
 
@@ -37,7 +37,8 @@ class Merges(Documents):
         """Land `changes` on the parent in one transaction, each conditioned on the pair the merge read there,
         the parent's revision on the one it read (so any concurrent change refuses the whole merge), the
         document counter on the cap. The new versions' records ride in it when everything fits in one
-        transaction, else they go first with the meters (invisible without their pointers, like a fork's)."""
+        transaction, else they go first (invisible without their pointers, like a fork's). The budget is
+        spent before either (`spend`)."""
         anchor = Anchor("conversation", parent_id)
         steps: list[Step] = []
         delta = 0
@@ -57,23 +58,18 @@ class Merges(Documents):
         records: list[Step] = [
             ("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(v)}}) for v in versions
         ]
-        meters: list[Step] = [] if budget is None else self._meter_steps(budget)
-        refusals = _merge_refusals(budget, max_documents(anchor))
-        if len(steps) + len(records) + len(meters) + 1 <= TRANSACTION_ITEMS:
-            transact(self.ddb, [*steps, *records, *meters], refusals)
+        refusals = _merge_refusals(max_documents(anchor))
+        self.spend(budget)
+        if len(steps) + len(records) + 1 <= TRANSACTION_ITEMS:
+            transact(self.ddb, [*steps, *records], refusals)
             return
-        if records or meters:
+        if records:
             # Not the decisive commit: the keyed request's record rides in the pointers' transaction.
-            transact(
-                self.ddb,
-                [*meters, *records],
-                Refusals({} if budget is None else _budget_refusals(budget)),
-                decisive=False,
-            )
+            transact(self.ddb, records, Refusals(), decisive=False)
         transact(self.ddb, steps, refusals)
 
 
-def _merge_refusals(budget: WriteBudget | None, cap: int) -> Refusals:
+def _merge_refusals(cap: int) -> Refusals:
     def conversation_refused(old: dict[str, Any] | None) -> ApiError:
         if old is None or old.get("deleted_at") is not None:
             return ApiError("not_found", "The parent conversation no longer exists.")
@@ -81,8 +77,7 @@ def _merge_refusals(budget: WriteBudget | None, cap: int) -> Refusals:
             return ApiError("conversation_archived", "The parent conversation is archived: its memory is read-only.")
         return _parent_changed()
 
-    by_role = {} if budget is None else _budget_refusals(budget)
-    by_role |= {
+    by_role: dict[str, Refusal] = {
         "conversation": conversation_refused,
         "document": lambda _: _parent_changed(),
         "meta": lambda _: ApiError(

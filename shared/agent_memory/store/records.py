@@ -2,12 +2,13 @@
 a run's raw lines.
 
 Every change is one request: a single conditional write, or one transaction when it spans items (the
-record with its claim, bands and search postings, a supersede with the record it retires) or carries the
-write budget's meters and a keyed request's answer. A record's postings (`RECTERM#<ws>#<layer>#<term
-hash>` / `<impact>#<record id>`, one tiny item per indexed term) are put, and removed, in the commit that writes or
-deletes the record, conditioned as the record is: they never name a record that is gone, nor keep a term
-of a text the record no longer holds. A refused claim is not an error to the caller: it names the record
-that already holds the text, which the service then counts a mention of (`DuplicateClaimed`).
+record with its claim, bands and search postings, a supersede with the record it retires) or carries a
+keyed request's answer. The write budget's meters are spent just before it, outside it (`Documents.spend`).
+A record's postings (`RECTERM#<ws>#<layer>#<term hash>` / `<impact>#<record id>`, one tiny item per
+indexed term) are put, and removed, in the commit that writes or deletes the record, conditioned as the
+record is: they never name a record that is gone, nor keep a term of a text the record no longer holds. A
+refused claim is not an error to the caller: it names the record that already holds the text, which the
+service then counts a mention of (`DuplicateClaimed`).
 """
 
 from __future__ import annotations
@@ -131,9 +132,6 @@ class Records(Documents):
             out.append(("posting", op))
         return out
 
-    def _steps(self, steps: list[Step], budget: WriteBudget | None) -> list[Step]:
-        return steps + (self._meter_steps(budget) if budget is not None else [])
-
     @staticmethod
     def _claim_refusal(old: dict[str, Any] | None) -> ApiError:
         if old is not None and old.get("record_id"):
@@ -178,7 +176,8 @@ class Records(Documents):
             },
             otherwise=lambda: ApiError("already_exists", "That record exists."),
         )
-        transact(self.ddb, self._steps(steps, budget), refusals)
+        self.spend(budget)
+        transact(self.ddb, steps, refusals)
 
     def _retire(self, old: TypedRecord, by: str, at: str) -> dict[str, Any]:
         return {
@@ -267,8 +266,8 @@ class Records(Documents):
         steps += self._band_steps(target, bands)
         steps += self._posting_steps(target.workspace_id, target.layer, target.public_id, index)
         steps += self._posting_steps(target.workspace_id, target.layer, target.public_id, unindex, remove=True)
-        steps = self._steps(steps, budget)
         refusals = Refusals({"claim": self._claim_refusal, "record": _moved})
+        self.spend(budget)
         if len(steps) == 1 and not keyed():
             out = attempt(
                 lambda: self.ddb.update_item(
@@ -304,7 +303,7 @@ class Records(Documents):
         steps: list[Step] = [("record", {"Put": put}), *self._band_steps(after, bands)]
         steps += self._posting_steps(after.workspace_id, after.layer, after.public_id, index)
         steps += self._posting_steps(after.workspace_id, after.layer, after.public_id, unindex, remove=True)
-        steps = self._steps(steps, budget)
+        self.spend(budget)
         transact(self.ddb, steps, Refusals({"record": _record_refusal(before.lock_version)}))
 
     def delete_record(
@@ -325,7 +324,8 @@ class Records(Documents):
         if rec.layer == "Session" and rec.run_id is not None:
             line = (keys.record_run(rec.workspace_id, rec.run_id), rec.public_id)
             steps.append(("run_line", {"Delete": {"TableName": self.table, "Key": keys.wire(line)}}))
-        transact(self.ddb, self._steps(steps, budget), Refusals({"record": _record_refusal(expected)}))
+        self.spend(budget)
+        transact(self.ddb, steps, Refusals({"record": _record_refusal(expected)}))
 
     def review_record(
         self,
@@ -385,7 +385,8 @@ class Records(Documents):
         refusals = Refusals(
             {"record": lambda _: ApiError("validation_failed", "That record is not waiting for review.")}
         )
-        transact(self.ddb, self._steps(steps, budget), refusals)
+        self.spend(budget)
+        transact(self.ddb, steps, refusals)
 
     # ---- reads ----------------------------------------------------------------------------------------
 

@@ -11,9 +11,9 @@ from botocore.exceptions import ClientError
 from agent_memory.api.errors import stale, version_not_found
 from agent_memory.core.model import Anchor, Author, Version, WriteBudget
 from agent_memory.store import keys, kinds
-from agent_memory.store.commit import Refusals, Step, attempt, read, transact
+from agent_memory.store.commit import Refusal, Refusals, Step, attempt, read, transact
 from agent_memory.store.content import CACHE
-from agent_memory.store.documents import Documents, _budget_refusals
+from agent_memory.store.documents import Documents
 from agent_memory.store.items import attribute
 
 
@@ -82,11 +82,11 @@ class Versions(Documents):
                 },
             ),
         ]
-        if budget is not None:
-            steps += self._meter_steps(budget)
-        by_role = {} if budget is None else _budget_refusals(budget)
-        by_role["document"] = lambda _: stale()
-        by_role["version"] = lambda _: version_not_found(version.lock_version)
+        by_role: dict[str, Refusal] = {
+            "document": lambda _: stale(),
+            "version": lambda _: version_not_found(version.lock_version),
+        }
+        self.spend(budget)
         transact(self.ddb, steps, Refusals(by_role, otherwise=stale))
 
     def delete_content(self, key: str) -> None:

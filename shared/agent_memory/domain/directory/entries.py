@@ -162,6 +162,7 @@ class StoreEntries:
             try:
                 self.store.write_entry(conv_id, page, entry, expected, budget)
             except EntryPageFull:
+                budget = None  # spent by the refused attempt: the request is one mutation however many it takes
                 got = self.store.get_many(list(page_refs(conv_id)))
                 pages = [got[r] or EntryPage(conv_id, int(r.b), {}) for r in page_refs(conv_id)]
                 continue

@@ -209,9 +209,11 @@ class MemoriesService:
             default=spec.default,
             access=spec.access,
         )
-        self._spend(principal)
         ctx = self._own_context(principal, memory)
-        files = [self._first_version(ctx, mp, content) for mp, content in spec.files]
+        # The meters go out with the first files' uploads (one step, not two); a refusal stops the request
+        # before its commit, leaving the uploaded objects unreferenced, for the sweeper.
+        with self.store.spending(self.budgets.of(principal)):
+            files = [self._first_version(ctx, mp, content) for mp, content in spec.files]
         stats = MemoryStats(
             len(files), sum(d.bytesize for d, _ in files), author if files else None, now_iso() if files else None
         )

@@ -376,11 +376,13 @@ class HistoryService:
             body = check_content(text)
             desc = check_description(target, description, given=description is not None)
         pid, number = (current.public_id, current.lock_version + 1) if current is not None else (uuid7(), 0)
-        doc_new = self.memory.new_version(target_ctx, dst, target, body, pid, number, desc)
+        doc_new = self.memory.new_version(target_ctx, dst, target, body, pid, number, desc, spend=True)
         promoted = Located(target.logical, doc_new, body.decode("utf-8"))
         idempotency.settle(promoted)
         target_ctx.store.commit(
-            self.memory.change(target_ctx, dst, target, expected, doc_new, None, "promote", promoted_from=origin)
+            self.memory.change(
+                target_ctx, dst, target, expected, doc_new, None, "promote", spent=True, promoted_from=origin
+            )
         )
         return promoted
 

@@ -119,11 +119,13 @@ class MemoryService:
         requires: VersionCheck | None = None,
         recorded: Version | None = None,
         also: tuple[Version, ...] = (),
+        spent: bool = False,
         **record: Any,
     ) -> DocumentChange:
         """The commit of one change: the pointer row, the new version's record (`recorded`, or one made
-        from `new`), and the record that falls out of the retention bound with it."""
-        budget = self.budgets.of(ctx.principal)
+        from `new`), and the record that falls out of the retention bound with it. `spent`: the request's
+        meters went out with its upload (`new_version(spend=True)`), so the commit spends nothing more."""
+        budget = None if spent else self.budgets.of(ctx.principal)
         version = recorded if recorded is not None or new is None else Version.of(new, operation, clock.now(), **record)
         pruned = None if new is None else new.lock_version - self.versions_kept
         size, writer = 0, None
@@ -257,13 +259,20 @@ class MemoryService:
         public_id: str,
         lock_version: int,
         description: str | None,
+        *,
+        spend: bool = False,
     ) -> Document:
+        """The new version, its content stored. `spend`: the caller's meters are spent alongside the upload
+        (one step where they took two), refusing `rate_limited` here, before any commit; its change is then
+        built with `spent=True`."""
         anchor = src.anchored
         content_key = f"{content_prefix(anchor)}{public_id}/{uuid7()}"
         text = data.decode("utf-8")
-        # The immutable version is stored before the pointer commits; a refused commit leaves at most an
-        # unreferenced object for the sweeper, never a visible change.
-        ctx.store.put_content(content_key, text)
+        # The immutable version is stored before the pointer commits; a refused commit, or a meter that
+        # refused while it uploaded, leaves at most an unreferenced object for the sweeper, never a visible
+        # change.
+        with ctx.store.spending(self.budgets.of(ctx.principal) if spend else None):
+            ctx.store.put_content(content_key, text)
         # A skill's description is read by models too (the skills catalog), so it is scanned with the text.
         pii, quarantine = scan(text if description is None else f"{description}\n{text}")
         return Document(
@@ -303,14 +312,14 @@ class MemoryService:
         data = check_content(content, max_document_bytes(src.anchored))
         desc = check_description(mp, description, given=description_given)
         _refuse_known_stale(ctx, src, mp, expected)
-        if expected is None:
-            doc = self.new_version(ctx, src, mp, data, uuid7(), 0, desc)
-        else:
-            doc = self.new_version(ctx, src, mp, data, expected[0], expected[1] + 1, desc)
+        pid, number = (uuid7(), 0) if expected is None else (expected[0], expected[1] + 1)
+        doc = self.new_version(ctx, src, mp, data, pid, number, desc, spend=True)
         written = Located(mp.logical, doc, content)
         settle(written)
         ctx.store.commit(
-            self.change(ctx, src, mp, expected, doc, expected_context_revision, overwrote_concurrent_edit=overwrite)
+            self.change(
+                ctx, src, mp, expected, doc, expected_context_revision, spent=True, overwrote_concurrent_edit=overwrite
+            )
         )
         return written
 
@@ -343,10 +352,10 @@ class MemoryService:
             )
         edited = text[:first] + new_text + text[first + len(old_text) :]
         data = check_content(edited, max_document_bytes(src.anchored))
-        doc = self.new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description)
+        doc = self.new_version(ctx, src, mp, data, pair[0], pair[1] + 1, current.description, spend=True)
         result = Located(mp.logical, doc, edited)
         settle(result)
-        ctx.store.commit(self.change(ctx, src, mp, pair, doc, expected_context_revision, "edit"))
+        ctx.store.commit(self.change(ctx, src, mp, pair, doc, expected_context_revision, "edit", spent=True))
         return result
 
     def delete(

@@ -43,7 +43,7 @@ from agent_memory.core import access, clock
 from agent_memory.core.budget import Budgets
 from agent_memory.core.idempotency import settle, suspended
 from agent_memory.core.ids import PresentedToken, is_uuid, now_iso, uuid7
-from agent_memory.core.model import Author, Principal, Quarantine, TypedRecord, Workspace
+from agent_memory.core.model import Author, Principal, Quarantine, TypedRecord, Workspace, WriteBudget
 from agent_memory.core.ports import DuplicateClaimed, RecordMoved, RecordsStore, Ref
 from agent_memory.core.resolver import Resolver, require_token
 from agent_memory.domain.memory.service import scan
@@ -351,8 +351,12 @@ class RecordsService:
             old = self._found(caller, got, spec.supersedes)
             if old.superseded_by is not None:
                 raise ApiError("stale_object", f"Record {old.public_id} is already superseded by {old.superseded_by}.")
-        budget = self.budgets.of(caller.principal)
+        # Spent once: a duplicate check may try more than one commit (a claim taken meanwhile, a record moved),
+        # and the request is still one mutation.
+        spent = self.budgets.of(caller.principal)
         if not (checked and caller.workspace.dedup_enabled and quarantine is None):
+            if spent is not None:
+                self.store.spend(spent)
             appended = Appended(rec, False, False, operation)
             settle(appended)
             self.store.create_record(
@@ -363,14 +367,15 @@ class RecordsService:
                 supersede=old,
                 run_line=spec.layer == "Session" and spec.type == "raw",
                 terms=index_terms(rec),
-                budget=budget,
+                budget=None,
                 now=now,
             )
             return appended
         for _ in range(ABSORB_ATTEMPTS):
             try:
-                return self._deduplicated(caller, got, rec, shingles, bands, now, budget)
+                return self._deduplicated(caller, got, rec, shingles, bands, now, spent)
             except RecordMoved:
+                spent = None  # by the first attempt, whose commit came after its meters
                 # The record this append was counted into changed between its read and the commit
                 # (merged into, superseded, deleted): look again from the claim and the bands.
                 got = self.store.get_many(list(got))
@@ -396,7 +401,7 @@ class RecordsService:
         shingles: frozenset[str],
         bands: tuple[str, ...],
         now: float,
-        budget: Any,
+        spent: WriteBudget | None,
     ) -> Appended:
         ws_id, group = rec.workspace_id, rec.group
         claim = got.get(Ref.record_claim(ws_id, group, rec.content_digest))
@@ -407,7 +412,10 @@ class RecordsService:
                 if rid not in ids:
                     ids.append(rid)
         ids = ids[:MAX_CANDIDATES]
-        rows = self.store.get_many([Ref.record(ws_id, "Workspace", rid) for rid in ids]) if ids else {}
+        # The meters go out with the candidates' read (one step, not two): whatever it finds, the request
+        # spends the same, and a refusal is raised before any commit.
+        with self.store.spending(spent):
+            rows = self.store.get_many([Ref.record(ws_id, "Workspace", rid) for rid in ids]) if ids else {}
         found = {
             rid: self._absorbable(caller, rows.get(Ref.record(ws_id, "Workspace", rid)), group, now) for rid in ids
         }
@@ -418,7 +426,7 @@ class RecordsService:
                 target.content_digest == rec.content_digest
                 or (claim is not None and target.lock_version == claim.lock_version)
             ):
-                return self._absorb(rec, target, mention=True, budget=budget)
+                return self._absorb(rec, target, mention=True)
             # Its record is gone, superseded or hidden, or an update has given it another text since it
             # took this one: the claim may be taken over.
             dead = held
@@ -432,16 +440,14 @@ class RecordsService:
             ):
                 # Identical text written within the hour whose claim this append missed (read a moment
                 # before that record's commit landed): a mention, as the claim would have said.
-                return self._absorb(rec, cand, mention=True, budget=budget)
+                return self._absorb(rec, cand, mention=True)
             score = recordtext.jaccard(shingles, recordtext.shingles(cand.content))
             if score >= recordtext.NEAR_DUPLICATE and (best is None or (score, rid) > (best[0], best[1])):
                 best = (score, rid, cand)
         until = now + MENTION_WINDOW_SECONDS
         try:
             if best is not None:
-                return self._absorb(
-                    rec, best[2], mention=False, budget=budget, claim_until=until, dead=dead, new_bands=bands
-                )
+                return self._absorb(rec, best[2], mention=False, claim_until=until, dead=dead, new_bands=bands)
             appended = Appended(rec, False, False, rec.operation_id)
             settle(appended)
             self.store.create_record(
@@ -452,7 +458,7 @@ class RecordsService:
                 supersede=None,
                 run_line=False,
                 terms=index_terms(rec),
-                budget=budget,
+                budget=None,
                 now=now,
             )
             return appended
@@ -466,7 +472,7 @@ class RecordsService:
                     "A duplicate of this record changed while it was checked: send it again.",
                     retry_after_seconds=1,
                 ) from None
-            return self._absorb(rec, target, mention=True, budget=budget)
+            return self._absorb(rec, target, mention=True)
 
     def _absorb(
         self,
@@ -474,7 +480,6 @@ class RecordsService:
         target: TypedRecord,
         *,
         mention: bool,
-        budget: Any,
         claim_until: float | None = None,
         dead: str | None = None,
         new_bands: tuple[str, ...] = (),
@@ -505,7 +510,7 @@ class RecordsService:
             bands=new_bands if replaced is not None else (),
             index=index,
             unindex=unindex,
-            budget=budget,
+            budget=None,
             now=clock.now(),
         )
         return answer if stored is None else Appended(stored, True, replaced is not None, new.operation_id)
