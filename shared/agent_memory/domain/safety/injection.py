@@ -28,10 +28,12 @@ rules read the raw text, since those very characters are what they look for. Loo
 other scripts (a Cyrillic o in "ignore") are not folded: no set of phrases is complete, and quarantine
 is a queue for a reviewer, not a proof that what passed is safe.
 
-The JSON is read once, when this module is imported (`RULESET_VERSION` needs it); patterns are compiled
-on the first call to `rules()` or `flags()`, under a lock, so a Lambda that only renders memory never
-pays for compiling them (~80 ms of CPU here). A Lambda that writes may call `rules()` while it starts, so
-the first write does not pay either.
+The JSON is read once, when this module is imported (`RULESET_VERSION` needs it). Compiling every pattern
+costs ~75 ms of CPU, most of a writing Lambda's first write, so a pattern is compiled (under a lock, once
+per process) the first time a text could match it: `injection_anchors.json`, written from the rules by
+`.ci/injection_anchors.py`, gives each alternative sets of lowercase words every match contains one of,
+and an alternative whose anchors the folded text lacks is neither compiled nor searched. Anchors written
+for another version of the rule file are ignored. `rules()` compiles everything (a SnapStart hook may).
 """
 
 from __future__ import annotations
