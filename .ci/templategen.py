@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 from agent_memory.api.contract import API, ROUTES, UNKNOWN_ROUTE, path_parameters  # noqa: E402
 from agent_memory.api.contract import RouteSpec as Route  # noqa: E402
 from agent_memory.api.errors import CATALOGUE  # noqa: E402
+from agent_memory.edges.http.handlers.openapi import SERVED  # noqa: E402
 from agent_memory.edges.http.openapi import document as openapi_document  # noqa: E402
 from agent_memory.edges.tools.dispatch import SCHEMA_FORMATS, schema_document  # noqa: E402
 from agent_memory.store.kinds import layout  # noqa: E402
@@ -606,6 +607,9 @@ def render() -> dict[Path, str]:
         files[ROOT / "docs" / f"tools.{fmt}.json"] = schema_document(fmt)
     # The API's OpenAPI document, committed beside them so a change to the API shows in review.
     files[ROOT / "docs" / "openapi.json"] = json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
+    # The same document, compact, in the layer: the route serves it as it is instead of building it from every
+    # request model at its cold start (pydantic and two hundred models, most of the route's start-up).
+    files[Path(SERVED)] = json.dumps(openapi_document(), separators=(",", ":"), ensure_ascii=False) + "\n"
     for r in ROUTES:
         files[ROOT / "functions" / r.name / "app.py"] = app_py(r)
         files[ROOT / "events" / f"{r.name}.json"] = sample_event(r)

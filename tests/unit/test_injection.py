@@ -14,6 +14,8 @@ reviewer releases it in one step. Such texts are therefore positives here, never
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 import tomllib
@@ -431,11 +433,9 @@ def test_the_rule_file_ships_in_the_wheel_and_in_the_layer(layer: Path) -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "*.json" in config["tool"]["setuptools"]["package-data"]["agent_memory.domain.safety"]
     # and the layer, built the way SAM builds it (minus the pip step), carries it byte for byte.
-    shipped = layer / "agent_memory" / "domain" / "safety" / "injection_rules.json"
-    assert (
-        shipped.read_bytes()
-        == (ROOT / "shared" / "agent_memory" / "domain" / "safety" / "injection_rules.json").read_bytes()
-    )
+    for name in ("injection_rules.json", "injection_anchors.json"):  # the anchors with the rules they were cut for
+        shipped = layer / "agent_memory" / "domain" / "safety" / name
+        assert shipped.read_bytes() == (ROOT / "shared" / "agent_memory" / "domain" / "safety" / name).read_bytes()
 
 
 # ---- the corpora ---------------------------------------------------------------------------------------
@@ -643,3 +643,65 @@ def test_a_large_clean_text_gets_time_in_proportion_to_its_size(monkeypatch: pyt
     assert flags("hello") == [TIMEOUT_ID]
     runbook = "a line of a runbook, long enough to matter\n" * 14_300
     assert flags(runbook) == []
+
+
+# ---- anchors: what a pattern must read before it is compiled ----------------------------------------------
+
+
+def test_the_anchors_are_what_the_generator_writes_from_these_rules() -> None:
+    # When the generator checks the shipped anchors against the rule file as it is
+    done = subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "injection_anchors.py"), "--check"], capture_output=True, text=True
+    )
+    # Then they are current (an edited rule needs `python .ci/injection_anchors.py`), and the matcher uses them.
+    assert done.returncode == 0, done.stderr
+    assert injection._RULESET.anchors is not None
+    assert sum(bool(a.anchors) for p in injection._table().plans for a in p.alternatives) >= 50
+
+
+def test_every_character_regex_takes_for_an_ascii_letter_is_folded_to_it() -> None:
+    # Given every code point outside ASCII that `regex`, ignoring case, matches with an ASCII letter,
+    others = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
+    twins = {m.group() for m in regex.finditer(r"(?i)[a-z]", others)}
+    # Then folding turns each into a letter the same pattern character stands for.
+    assert twins and all(regex.fullmatch(injection._fold(c), c, regex.IGNORECASE) for c in twins)
+    assert {injection._fold(c) for c in twins} <= set("abcdefghijklmnopqrstuvwxyz")
+
+
+def _corpus() -> list[str]:
+    mixed = [t.upper() for _, t in POSITIVES] + [t.replace("i", I_).replace("s", "\u017f") for _, t in POSITIVES]
+    return [t for _, t in POSITIVES] + NEGATIVES + NEAR_MISSES + mixed
+
+
+def test_no_pattern_matches_a_text_that_lacks_its_anchors() -> None:
+    # Given each anchored alternative and every text of the corpora (and the positives in capitals and in
+    # dotless i and long s, which `regex` matches ignoring case),
+    table, missed = injection._table(), []
+    for r, plan in enumerate(table.plans):
+        for a, alternative in enumerate(plan.alternatives):
+            (pattern,) = table.patterns([(r, a)])
+            for text in _corpus():
+                subject = injection._normalize(text) if plan.normalized else text
+                folded = injection._fold(subject)
+                holds = all(any(w in folded for w in words) for words in alternative.anchors)
+                # Then a text the pattern matches always holds its anchors.
+                if pattern.search(subject) and not holds:
+                    missed.append((plan.id, a, text[:60]))
+    assert missed == []
+
+
+def test_anchors_change_no_answer() -> None:
+    # Given the committed rules with and without their anchors, Then every text of the corpora gets one answer.
+    bare = injection._Compiled(injection._parse(RAW))
+    assert not any(a.anchors for p in bare.plans for a in p.alternatives)
+    for text in _corpus():
+        assert injection._scan(text, injection._table(), 5.0) == injection._scan(text, bare, 5.0), text
+
+
+def test_a_clean_note_compiles_few_patterns() -> None:
+    # Given a fresh rule table, When an everyday note is scanned,
+    table = injection._Compiled(injection._RULESET)
+    assert injection._scan("ship friday, then monday: Ana reviews the deploy notes", table, 5.0) == []
+    # Then only the alternatives that have no anchor, or whose anchors it holds, were compiled.
+    unanchored = sum(not a.anchors for p in table.plans for a in p.alternatives)
+    assert len(table._patterns) <= unanchored + 2

@@ -10,6 +10,7 @@ import pytest
 from agent_memory.core.model import Workspace
 from agent_memory.core.ports import Ref
 from agent_memory.store import kinds
+from agent_memory.store.items import Fields
 
 FACTORIES = {
     name: member
@@ -54,3 +55,13 @@ def test_a_ref_reads_its_row_out_of_a_batch_typed() -> None:
     got: Workspace | None = ref.row({ref: ws, Ref.agent("ag_1"): None})
     assert got is ws
     assert ref.row({}) is None
+
+
+@pytest.mark.parametrize("kind", [k for k in kinds._kinds() if isinstance(k.codec, Fields)], ids=lambda k: k.pk)
+def test_every_field_codec_compiles(kind: kinds.Kind[Any]) -> None:
+    # Given a kind whose codec is compiled on first use (not at import, for the cold start)
+    # When it is compiled
+    kind._bind()
+    # Then its row's fields and the codec's overrides agree (bind asserts it), and both mappers are real
+    assert kind._encode is not None and kind._decode is not None
+    assert kind._encode.__name__ == "encode" and kind._decode.__name__ == "decode"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from agent_memory.api.contract import ROUTES, path_parameters
@@ -54,6 +57,21 @@ def test_the_error_body_names_every_code_of_the_catalogue() -> None:
 def test_the_committed_document_is_current() -> None:
     committed = json.loads((ROOT / "docs" / "openapi.json").read_text())
     assert committed == document(), "docs/openapi.json is out of date: run `make template`"
+
+
+def test_the_route_serves_the_document_the_models_generate_without_building_it() -> None:
+    # Given a fresh process that answers the openapi route, as its Lambda does
+    probe = (
+        "import json, sys; from agent_memory.edges.http.handlers.openapi import openapi_document; "
+        "doc = openapi_document(None); print(json.dumps({'doc': doc, 'pydantic': 'pydantic' in sys.modules}))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "shared")}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    got = json.loads(done.stdout)
+    # Then it answers the document the models generate (`make template` writes the copy it serves),
+    assert got["doc"] == document(), "edges/http/openapi.json is out of date: run `make template`"
+    # and never imported pydantic to do so.
+    assert got["pydantic"] is False
 
 
 def test_every_operation_is_described_by_its_route() -> None:

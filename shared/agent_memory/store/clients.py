@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from agent_memory.core.settings import settings
@@ -18,6 +19,12 @@ LOCAL_SEND: list[Callable[..., Any]] = []
 STORE_SERVICES = ("dynamodb", "s3")
 
 
+# The service models cut to the operations the code base names, and endpoints.json cut to the two services
+# (written by .ci/aws_models.py): the whole files are 3 MB of JSON, half of what creating the two clients
+# costs a cold start. Searched first; botocore's own data serves everything else.
+AWS_MODELS = Path(__file__).with_name("aws_models")
+
+
 @lru_cache(maxsize=1)
 def _loader() -> Any:
     """botocore's data loader, which keeps every service model and endpoint file it parsed: a new session on
@@ -28,7 +35,7 @@ def _loader() -> Any:
         def list_available_services(self, type_name: str) -> list[str]:
             return list(STORE_SERVICES)
 
-    return StoreLoader()
+    return StoreLoader(extra_search_paths=[str(AWS_MODELS)])
 
 
 @lru_cache(maxsize=1)

@@ -44,7 +44,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 from agent_memory.core.idempotency import Record
 from agent_memory.core.model import (
@@ -197,17 +197,33 @@ class Kind(Generic[R]):
     _decode: Decoder[R] | None = field(init=False)
 
     def __post_init__(self) -> None:
-        shape = Shape(self.pk, self.sk)
-        object.__setattr__(self, "shape", shape)
-        encode: Callable[[R], dict[str, Any]] | None = None
-        decode: Decoder[R] | None = None
+        object.__setattr__(self, "shape", Shape(self.pk, self.sk))
         if isinstance(self.codec, Fields):
-            assert self.row is not None
-            encode, decode = self.codec.bind(self.row, shape)
-        elif self.codec is not None:
-            encode, decode = self.codec
+            # Compiled on first use (`_bind`): a function reads and writes a few of the fifty kinds, and
+            # compiling them all was a tenth of a cold start (tests/unit/test_kinds.py binds every one).
+            object.__setattr__(self, "_encode", self._bind_encode)
+            object.__setattr__(self, "_decode", self._bind_decode)
+            return
+        encode, decode = self.codec if self.codec is not None else (None, None)
         object.__setattr__(self, "_encode", encode)
         object.__setattr__(self, "_decode", decode)
+
+    def _bind(self) -> None:
+        assert isinstance(self.codec, Fields) and self.row is not None
+        encode, decode = self.codec.bind(self.row, self.shape)
+        # Two threads may both compile: the same functions, and either pair serves.
+        object.__setattr__(self, "_encode", encode)
+        object.__setattr__(self, "_decode", decode)
+
+    def _bind_encode(self, row: R) -> dict[str, Any]:
+        self._bind()
+        assert self._encode is not None
+        return self._encode(row)
+
+    def _bind_decode(self, it: dict[str, Any], parts: dict[str, str]) -> R:
+        self._bind()
+        assert self._decode is not None
+        return self._decode(it, parts)
 
     def key(self, *args: Any, **parts: Any) -> Key:
         return self.shape.key(*args, **parts)
@@ -340,7 +356,14 @@ CONVERSATION_ANY: Kind[Conversation] = Kind(
     Conversation,
     _CONVERSATION_FIELDS,
 )
-_conversation = cast(Decoder[Conversation], CONVERSATION_ANY._decode)
+
+
+def _conversation(it: dict[str, Any], parts: dict[str, str]) -> Conversation:
+    decode = CONVERSATION_ANY._decode  # read at each call: it is compiled on first use
+    assert decode is not None
+    return decode(it, parts)
+
+
 # A conversation as every reader sees it: a deleted one (its tombstone) reads as absent, so each of its routes
 # is not_found, an alias of it is an unavailable source, and binding it is refused.
 CONVERSATION: Kind[Conversation | None] = Kind(
@@ -449,7 +472,12 @@ MEMORY_ANY: Kind[OrgMemory] = Kind(
     OrgMemory,
     items.MEMORY_FIELDS,
 )
-_memory = cast(Decoder[OrgMemory], MEMORY_ANY._decode)
+
+
+def _memory(it: dict[str, Any], parts: dict[str, str]) -> OrgMemory:
+    decode = MEMORY_ANY._decode  # read at each call: it is compiled on first use
+    assert decode is not None
+    return decode(it, parts)
 
 
 def _live_memory(m: OrgMemory) -> OrgMemory | None:

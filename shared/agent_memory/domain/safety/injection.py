@@ -28,26 +28,30 @@ rules read the raw text, since those very characters are what they look for. Loo
 other scripts (a Cyrillic o in "ignore") are not folded: no set of phrases is complete, and quarantine
 is a queue for a reviewer, not a proof that what passed is safe.
 
-The JSON is read once, when this module is imported (`RULESET_VERSION` needs it); patterns are compiled
-on the first call to `rules()` or `flags()`, under a lock, so a Lambda that only renders memory never
-pays for compiling them (~80 ms of CPU here). A Lambda that writes may call `rules()` while it starts, so
-the first write does not pay either.
+The JSON is read once, when this module is imported (`RULESET_VERSION` needs it). Compiling every pattern
+costs ~75 ms of CPU, most of a writing Lambda's first write, so a pattern is compiled (under a lock, once
+per process) the first time a text could match it: `injection_anchors.json`, written from the rules by
+`.ci/injection_anchors.py`, gives each alternative sets of lowercase words every match contains one of,
+and an alternative whose anchors the folded text lacks is neither compiled nor searched. Anchors written
+for another version of the rule file are ignored. `rules()` compiles everything (a SnapStart hook may).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
 import regex
 
 RULES_FILE = "injection_rules.json"
+ANCHORS_FILE = "injection_anchors.json"  # written by .ci/injection_anchors.py
 # Measured: the committed rules scan 64 KiB (prose or adversarial) in 25-65 ms of one core's CPU; a 512 MB
 # Lambda has under a third of a core, so up to ~200 ms there. A second leaves room for a noisy neighbour and a
 # slower rule added later, and a write that hits it is still stored (only flagged): it never fails a write.
@@ -91,14 +95,71 @@ class _RuleSet:
     timeout: Rule
     fragments: Mapping[str, str]
     specs: tuple[Mapping[str, Any], ...]
+    # Per rule id, per alternative: sets of lowercase strings, every match holding one of each set (None: always
+    # searched). Only the committed rule file's own anchors (injection_anchors.json) are ever used.
+    anchors: Mapping[str, list[Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
+class _Alternative:
+    source: str  # the pattern, fragments inlined
+    flags: int
+    anchors: tuple[tuple[str, ...], ...]  # empty: nothing known, always searched
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One rule before anything is compiled."""
+
+    id: str
+    description: str
+    alternatives: tuple[_Alternative, ...]
+    normalized: bool
+    ascii_can_match: bool
+
+
 class _Compiled:
-    matchers: tuple[Rule, ...]
-    timeout: Rule
-    # What rules() answers, built once so every caller shares the same tuple.
-    all: tuple[Rule, ...]
+    """The rule set's patterns, each compiled the first time a scan needs it (or all at once by `rules()`)."""
+
+    def __init__(self, ruleset: _RuleSet) -> None:
+        self.plans = tuple(_plan(spec, ruleset.fragments, ruleset.anchors) for spec in ruleset.specs)
+        self.timeout = ruleset.timeout
+        self._patterns: dict[tuple[int, int], regex.Pattern[str]] = {}
+        self._lock = threading.Lock()
+        self._all: tuple[Rule, ...] | None = None
+
+    def patterns(self, wanted: list[tuple[int, int]]) -> list[regex.Pattern[str]]:
+        """The compiled patterns of these (rule, alternative) positions, compiling the missing ones once."""
+        have = self._patterns
+        if any(key not in have for key in wanted):
+            with self._lock:
+                for rule, alternative in wanted:
+                    if (rule, alternative) not in have:
+                        plan = self.plans[rule]
+                        have[rule, alternative] = _compile(plan.id, plan.alternatives[alternative])
+        return [have[key] for key in wanted]
+
+    @property
+    def all(self) -> tuple[Rule, ...]:
+        """Every rule with every pattern compiled (what rules() answers), built once."""
+        ready = self._all
+        if ready is None:
+            rules = [
+                Rule(
+                    plan.id,
+                    plan.description,
+                    tuple(self.patterns([(r, a) for a in range(len(plan.alternatives))])),
+                    plan.normalized,
+                    plan.ascii_can_match,
+                )
+                for r, plan in enumerate(self.plans)
+            ]
+            ready = self._all = (*rules, self.timeout)
+        return ready
+
+    @property
+    def matchers(self) -> tuple[Rule, ...]:
+        return self.all[:-1]
 
 
 def _invalid(where: str, what: str) -> ValueError:
@@ -214,38 +275,55 @@ def _expand(pattern: str, fragments: Mapping[str, str], where: str) -> str:
     return str(_FRAGMENT_REF.sub(inline, pattern))
 
 
-def _compile(spec: Mapping[str, Any], fragments: Mapping[str, str]) -> Rule:
-    where = f"rule {spec['id']}"
-    # Compiled patterns are held here, never in `regex`'s module cache: grep purges that cache after
+def _plan(spec: Mapping[str, Any], fragments: Mapping[str, str], anchors: Mapping[str, list[Any]] | None) -> _Plan:
+    rule_id, where = spec["id"], f"rule {spec['id']}"
+    if spec["kind"] == "regex":
+        flags = 0
+        for name in spec.get("flags", []):
+            flags |= _FLAG_BITS[name]
+        # Each alternative is its own pattern: joined into one, they cost the engine its fast scan for what a
+        # match must start with, and a 64 KiB scan several times longer (measured).
+        sources = [_expand(p, fragments, where) for p in _alternatives(spec["pattern"], where)]
+        known = (anchors or {}).get(rule_id) or [None] * len(sources)
+        alternatives = tuple(
+            _Alternative(source, flags, tuple(tuple(words) for words in found or ()))
+            for source, found in zip(sources, known, strict=True)
+        )
+        return _Plan(rule_id, spec["description"], alternatives, spec.get("text", "normalized") == "normalized", True)
+    ranges = _ranges(spec["chars"], where)
+    members = "".join(f"\\U{low:08X}" if low == high else f"\\U{low:08X}-\\U{high:08X}" for low, high in ranges)
+    run = _Alternative(f"[{members}]{{{spec.get('min_run', 1)}}}", 0, ())
+    return _Plan(rule_id, spec["description"], (run,), False, any(low < 0x80 for low, _ in ranges))
+
+
+def _compile(rule_id: str, alternative: _Alternative) -> regex.Pattern[str]:
+    # Compiled patterns are held by _Compiled, never in `regex`'s module cache: grep purges that cache after
     # every user pattern, and these must outlive it.
     try:
-        if spec["kind"] == "regex":
-            flags = 0
-            for name in spec.get("flags", []):
-                flags |= _FLAG_BITS[name]
-            # Each alternative is its own pattern: joined into one, they cost the engine its fast scan for
-            # what a match must start with, and a 64 KiB scan several times longer (measured).
-            compiled = tuple(
-                regex.compile(_expand(p, fragments, where), flags, cache_pattern=False)
-                for p in _alternatives(spec["pattern"], where)
-            )
-            return Rule(spec["id"], spec["description"], compiled, spec.get("text", "normalized") == "normalized", True)
-        ranges = _ranges(spec["chars"], where)
-        members = "".join(f"\\U{low:08X}" if low == high else f"\\U{low:08X}-\\U{high:08X}" for low, high in ranges)
-        run = regex.compile(f"[{members}]{{{spec.get('min_run', 1)}}}", cache_pattern=False)
-        return Rule(spec["id"], spec["description"], (run,), False, any(low < 0x80 for low, _ in ranges))
+        return regex.compile(alternative.source, alternative.flags, cache_pattern=False)
     except regex.error as exc:
-        raise _invalid(where, f"pattern does not compile: {exc}") from exc
+        raise _invalid(f"rule {rule_id}", f"pattern does not compile: {exc}") from exc
 
 
 def _compile_all(ruleset: _RuleSet) -> _Compiled:
-    matchers = tuple(_compile(spec, ruleset.fragments) for spec in ruleset.specs)
-    return _Compiled(matchers, ruleset.timeout, (*matchers, ruleset.timeout))
+    """The rule set with every pattern compiled: a pattern that does not compile is refused here."""
+    compiled = _Compiled(ruleset)
+    compiled.all  # noqa: B018 - compiles every pattern
+    return compiled
 
 
 def _load() -> _RuleSet:
-    source = resources.files(__package__ or __name__).joinpath(RULES_FILE).read_text(encoding="utf-8")
-    return _parse(json.loads(source))
+    here = resources.files(__package__ or __name__)
+    source = here.joinpath(RULES_FILE).read_bytes()
+    ruleset = _parse(json.loads(source))
+    anchors_file = here.joinpath(ANCHORS_FILE)
+    if not anchors_file.is_file():
+        return ruleset
+    written = json.loads(anchors_file.read_bytes())
+    if written.get("rules_sha256") != hashlib.sha256(source).hexdigest():
+        # Anchors of another rule file could skip a pattern that now matches: every alternative is searched.
+        return ruleset
+    return replace(ruleset, anchors=written["anchors"])
 
 
 # Read (and its shape checked) at import: a broken rule set must stop the Lambda from starting, never let
@@ -255,6 +333,7 @@ RULESET_VERSION: str = _RULESET.version
 
 _lock = threading.Lock()
 _compiled: _Compiled | None = None
+_lazy: _Compiled | None = None
 
 
 def _get() -> _Compiled:
@@ -274,39 +353,78 @@ def rules() -> tuple[Rule, ...]:
     return _get().all
 
 
+def _table() -> _Compiled:
+    """What a scan reads: the fully compiled set once rules() built it, else one compiled as scans need it."""
+    global _lazy
+    ready = _compiled or _lazy
+    if ready is not None:
+        return ready
+    with _lock:
+        if _compiled is not None:
+            return _compiled
+        if _lazy is None:
+            _lazy = _Compiled(_RULESET)
+        return _lazy
+
+
 def flags(text: str) -> list[str]:
     """The sorted, distinct ids of the rules `text` triggers; `[]` when it triggers none."""
     extra = max(0, len(text) - 1) // 65_536
-    return _scan(text, _get(), SCAN_DEADLINE_SECONDS + extra * SCAN_SECONDS_PER_64_KIB)
+    return _scan(text, _table(), SCAN_DEADLINE_SECONDS + extra * SCAN_SECONDS_PER_64_KIB)
 
 
 def _normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
 
 
+# The only characters outside ASCII that `regex`, ignoring case, takes for an ASCII letter (a unit test checks
+# every code point): folded to it before lowercasing, so an anchor is found wherever a pattern could match.
+_ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def _fold(text: str) -> str:
+    return text.lower() if text.isascii() else text.translate(_ASCII_TWINS).lower()
+
+
 def _scan(text: str, compiled: _Compiled, budget: float) -> list[str]:
-    deadline = time.monotonic() + budget
+    started = time.monotonic()
     ascii_only = text.isascii()
     # ASCII is already NFKC and holds no default-ignorable character: no copy to make.
     normalized = text if ascii_only else _normalize(text)
-    found: set[str] = set()
-    for rule in compiled.matchers:
-        if ascii_only and not rule._ascii_can_match:
+    folded: dict[bool, str] = {}
+    # An alternative whose anchors are not all in the text cannot match it: it is neither compiled nor searched.
+    wanted: list[tuple[int, int]] = []
+    for r, plan in enumerate(compiled.plans):
+        if ascii_only and not plan.ascii_can_match:
             continue
-        subject = normalized if rule._normalized else text
-        for matcher in rule._matchers:
-            remaining = deadline - time.monotonic()
-            # Checked here, not left to `regex`: it reads a negative timeout as "no timeout at all".
-            if remaining <= 0:
-                found.add(compiled.timeout.id)
-                return sorted(found)
-            try:
-                hit = matcher.search(subject, timeout=remaining) is not None
-            except TimeoutError:
-                found.add(compiled.timeout.id)
-                return sorted(found)
-            if hit:
-                # One alternative is enough; the rest of this rule need not be searched.
-                found.add(rule.id)
-                break
+        for a, alternative in enumerate(plan.alternatives):
+            if alternative.anchors:
+                if plan.normalized not in folded:
+                    folded[plan.normalized] = _fold(normalized if plan.normalized else text)
+                lowered = folded[plan.normalized]
+                if not all(any(word in lowered for word in words) for words in alternative.anchors):
+                    continue
+            wanted.append((r, a))
+    before = time.monotonic()
+    matchers = compiled.patterns(wanted)
+    # Compiling is a start-up cost, paid once per process: it does not count against this text's time.
+    deadline = started + budget + (time.monotonic() - before)
+    found: set[str] = set()
+    for (r, _), matcher in zip(wanted, matchers, strict=True):
+        plan = compiled.plans[r]
+        if plan.id in found:
+            continue  # one alternative is enough; the rest of this rule need not be searched
+        subject = normalized if plan.normalized else text
+        remaining = deadline - time.monotonic()
+        # Checked here, not left to `regex`: it reads a negative timeout as "no timeout at all".
+        if remaining <= 0:
+            found.add(compiled.timeout.id)
+            return sorted(found)
+        try:
+            hit = matcher.search(subject, timeout=remaining) is not None
+        except TimeoutError:
+            found.add(compiled.timeout.id)
+            return sorted(found)
+        if hit:
+            found.add(plan.id)
     return sorted(found)
