@@ -658,13 +658,13 @@ def test_show_write_edit_delete_through_a_readwrite_mount_meet_the_condition_pai
     assert door["content"] == "alpha\nbeta\n" and door["written_by"] == author
     # ...and the same through the other mount of the same Memory, /memory/notes
     assert desk.shown(ex, "/memory/notes/guide/a.md", alpha)["lock_version"] == 1
-    # Edit: the old pair is stale, a missing pair is 400, the read pair lands
+    # Edit: the old pair is stale, a missing pair is 400 parameter_missing, the read pair lands
     edit = {"path": path, "old_text": "beta", "new_text": "gamma"}
     assert code(desk.verb(ex, "edit", alpha, **edit, **expect(f))) == (409, "stale_object")
-    assert code(desk.verb(ex, "edit", alpha, **edit)) == (400, "parameter_invalid")
+    assert code(desk.verb(ex, "edit", alpha, **edit)) == (400, "parameter_missing")
     half = {"expected_public_id": written["public_id"]}
-    assert code(desk.verb(ex, "edit", alpha, **edit, **half)) == (400, "parameter_invalid")
-    assert code(desk.verb(ex, "delete", alpha, path=path)) == (400, "parameter_invalid")
+    assert code(desk.verb(ex, "edit", alpha, **edit, **half)) == (400, "parameter_missing")
+    assert code(desk.verb(ex, "delete", alpha, path=path)) == (400, "parameter_missing")
     assert desk.mems.file(desk.ada, desk.notes, "guide/a.md")["lock_version"] == 1
     e = desk.verb(ex, "edit", alpha, **edit, **expect(written))
     assert e.status_code == 200, e.text
