@@ -25,7 +25,7 @@ from agent_memory_sdk.local.gateway import build_event
 from agent_memory_sdk.local.runtime import LocalService
 
 from .http.test_idempotency_routes import CASES as CHANGES
-from .http.test_idempotency_routes import NEW, Case, Request, World
+from .http.test_idempotency_routes import NEW, Case, Request, World, build_world
 from .support import Api, created
 
 # Functions that are not a route of the HTTP API.
@@ -36,20 +36,9 @@ SESSION = "/console/api/session"
 
 
 def world(service: LocalService) -> World:
-    """The idempotency test's world (a Human with a workspace, a member program answering a conversation, a
-    second member Human, a definition agent), made on the bench's storage."""
-    api = Api(service.url, service.operator_key)
-    ada = api.account()
-    ws = api.workspace(ada)
-    alpha = api.agent(ada, "alpha")
-    api.member(ada, ws, alpha)
-    bob = api.human(ada, "bob")
-    api.member(ada, ws, bob)
-    conv = api.conversation(ada, ws, answering_agent_public_id=alpha.public_id)
-    # A synced Memory's repository lies where the service may read one (the bench names the folder).
-    w = World(api, ada, bob, alpha, ws, conv, Path(os.environ[GIT_FILE_ROOTS]))
-    w.ok(api.post("/agents", ada, {"agent": {"name": w.definition, "kind": "definition"}}))
-    return w
+    """The idempotency test's world, made on the bench's storage; a synced Memory's repository lies where the
+    service may read one (the bench names the folder)."""
+    return build_world(Api(service.url, service.operator_key), Path(os.environ[GIT_FILE_ROOTS]))
 
 
 # ---- the reading routes' calls ------------------------------------------------------------------------

@@ -162,7 +162,12 @@ def metering() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def world(service: LocalService, metering: None, tmp_path_factory: pytest.TempPathFactory) -> World:
     service.reset()
-    api = Api(service.url, service.operator_key)
+    return build_world(Api(service.url, service.operator_key), tmp_path_factory.mktemp("repos"))
+
+
+def build_world(api: Api, repos: Path) -> World:
+    """A Human with a workspace, a member program answering a conversation, a second member Human and a
+    definition agent; a synced Memory's repository lies under `repos`."""
     ada = api.account()
     ws = api.workspace(ada)
     alpha = api.agent(ada, "alpha")
@@ -170,7 +175,7 @@ def world(service: LocalService, metering: None, tmp_path_factory: pytest.TempPa
     bob = api.human(ada, "bob")
     api.member(ada, ws, bob)
     conv = api.conversation(ada, ws, answering_agent_public_id=alpha.public_id)
-    w = World(api, ada, bob, alpha, ws, conv, tmp_path_factory.mktemp("repos"))
+    w = World(api, ada, bob, alpha, ws, conv, repos)
     w.ok(api.post("/agents", ada, {"agent": {"name": w.definition, "kind": "definition"}}))
     return w
 
