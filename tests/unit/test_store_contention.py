@@ -8,10 +8,11 @@ let the request through to moto once the staged faults are spent.
 
 The history's transactions are among them: a commit carrying its version record (and the record that
 falls out of retention), a rollback's commit with the ConditionCheck on its source version, a redaction,
-and a fork's two transactions (the child's `fork` version records, then the child, its pointer copies and
-the parent's `forked_at`). A write budget is spent before any of them, one UpdateItem per meter, and a
-retried transaction never spends it again. A scenario whose transaction is not the first or the
-only one it sends names how many go before and after it (`AROUND`).
+and a fork's transaction (the child, its pointer copies, the parent's `forked_at` and the child's `fork`
+version records), or, for a fork too large for one, its two (the records, then the rest). A write budget is
+spent before any of them, one UpdateItem per meter, never inside a transaction, and a retried transaction
+never spends it again. A scenario whose transaction is not the first or the only one it sends names how
+many go before and after it (`AROUND`).
 
 The retry pacing's sleep is replaced (`paced`), so no test waits for real; the waits it asked for are kept.
 """
@@ -23,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
+from unittest import mock
 
 import pytest
 from agent_memory.api.errors import ApiError
@@ -49,6 +51,7 @@ from agent_memory.core.model import (
 )
 from agent_memory.core.ports import Ref
 from agent_memory.store import DynamoStore, keys
+from agent_memory.store import documents as store_documents
 from agent_memory.store.commit import PACING
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
@@ -228,13 +231,18 @@ def _commit(store: DynamoStore, *, verb: str, bump: bool, budget: bool, scope: s
     return lambda: store.commit(change), check, refusals
 
 
-def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bool = False) -> Scenario:
-    """A fork: the budget spent, the child's `fork` version records in a first transaction, then
-    the child, its entry in the workspace's index, its copies, the fork log and the parent's `forked_at`.
-    `first`: the refusals are the first transaction's, else the main one's."""
+def _fork(
+    store: DynamoStore, documents: int, *, budget: bool = False, split: bool = False, first: bool = False
+) -> Scenario:
+    """A fork: the budget spent first (UpdateItems), then the child, its entry in the workspace's index, its
+    copies, the fork log, the parent's `forked_at` and the child's `fork` version records, in one transaction.
+
+    `split`: the transaction limit is lowered so that the fork does not fit, as a fork of 48 documents or
+    more does not: the records go first, in a transaction of their own. `first`: the refusals are that
+    first transaction's, else the child's."""
     parent = conversation(store)
     anchor = Anchor("conversation", parent.public_id)
-    docs = [create(store, anchor, f"d{i}.md") for i in range(documents)]
+    docs = [create(store, anchor, f"d{i:02d}.md") for i in range(documents)]
     child = Conversation(
         uuid7(), parent.workspace_id, parent.account_id, parent.created_by, now_iso(), parent_public_id=parent.public_id
     )
@@ -254,15 +262,29 @@ def _fork(store: DynamoStore, documents: int, *, budget: bool = False, first: bo
             assert got is not None and (got.operation, got.content_key) == ("fork", d.content_key)
         forked_at = stored(store, Ref.conversation(parent.public_id)).forked_at
         assert forked_at == (int(now) if documents else None)
+        # The meter was spent once, however often the fork's transactions were sent
+        assert w is None or meter_count(store, w.meters[0]) == 1
 
-    refusals: list[str | None]
-    if first:
-        refusals = [None] * documents
-    else:
-        # The child, its entry in the workspace's index, then (with documents) the counter, the copies, the
-        # fork log and the parent's mark.
-        refusals = ["already_exists", None, *([None] * (documents + 2) + ["not_found"] if documents else [])]
-    return lambda: store.fork_conversation(child, docs, versions, w, now), check, refusals
+    records: list[str | None] = [None] * documents
+    # The child, its entry in the workspace's index, then (with documents) the counter, the copies, the
+    # fork log and the parent's mark.
+    child_items: list[str | None] = [
+        "already_exists",
+        None,
+        *([None] * (documents + 2) + ["not_found"] if documents else []),
+    ]
+    whole = [*child_items, *records]
+    refusals = whole if not split else records if first else child_items
+
+    def write() -> None:
+        if not split:
+            store.fork_conversation(child, docs, versions, w, now)
+            return
+        # One item short of the whole fork and its keyed record: the largest limit it does not fit.
+        with mock.patch.object(store_documents, "TRANSACTION_ITEMS", len(whole)):
+            store.fork_conversation(child, docs, versions, w, now)
+
+    return write, check, refusals
 
 
 def _rollback(store: DynamoStore, *, bump: bool, budget: bool) -> Scenario:
@@ -460,8 +482,10 @@ SCENARIOS: dict[str, Callable[[DynamoStore], Scenario]] = {
     "delete": lambda s: _commit(s, verb="delete", bump=False, budget=False),
     "delete+bump+budget": lambda s: _commit(s, verb="delete", bump=True, budget=True),
     "fork": lambda s: _fork(s, 2),
-    "fork-versions+budget": lambda s: _fork(s, 2, budget=True, first=True),
+    "fork+budget": lambda s: _fork(s, 2, budget=True),
     "fork-empty": lambda s: _fork(s, 0),
+    "fork-split+budget": lambda s: _fork(s, 2, budget=True, split=True),
+    "fork-split-versions+budget": lambda s: _fork(s, 2, budget=True, split=True, first=True),
     "replace+version+prune": _retention,
     "rollback": lambda s: _rollback(s, bump=False, budget=False),
     "rollback+bump+budget": lambda s: _rollback(s, bump=True, budget=True),
@@ -485,9 +509,11 @@ ITEMS = {
     "replace+bump+budget": 2,
     "delete": 2,
     "delete+bump+budget": 3,
-    "fork": 7,
-    "fork-versions+budget": 2,
+    "fork": 9,
+    "fork+budget": 9,
     "fork-empty": 2,
+    "fork-split+budget": 7,
+    "fork-split-versions+budget": 2,
     "replace+version+prune": 3,
     "rollback": 3,
     "rollback+bump+budget": 4,
@@ -504,7 +530,7 @@ ITEMS = {
 }
 POSITIONS = [(name, i) for name, n in ITEMS.items() for i in range(n)]
 # (transactions sent before, after) the one whose items ITEMS counts, for scenarios that send more than one
-AROUND = {"fork": (1, 0), "fork-versions+budget": (0, 1)}
+AROUND = {"fork-split+budget": (1, 0), "fork-split-versions+budget": (0, 1)}
 
 
 def _one(code: str, position: int) -> Callable[[int], tuple[AWSResponse, dict[str, Any]]]:
@@ -598,6 +624,39 @@ def test_every_transaction_carries_a_request_token_stable_across_retries_and_new
         assert len(tokens[name]) == before + 1 + after
     # And no two writes share one
     assert len(set().union(*tokens.values())) == sum(len(t) for t in tokens.values())
+
+
+@pytest.mark.parametrize("budget", [False, True])
+@pytest.mark.parametrize(("documents", "transactions"), [(8, [21]), (47, [99]), (48, [48, 53])])
+def test_a_fork_is_one_transaction_while_it_fits_with_room_for_a_keyed_record_and_two_past_that(
+    store: DynamoStore, documents: int, transactions: list[int], budget: bool
+) -> None:
+    # Given a fork of `documents` documents: two items each (the copy, its record) and five more
+    write, check, _ = _fork(store, documents, budget=budget)
+    writes: list[tuple[str, list[str]]] = []  # (operation, the partition key of each item it writes)
+
+    def log(params: dict[str, Any], model: Any, **_: Any) -> None:
+        body = json.loads(params["body"])
+        if model.name == "TransactWriteItems":
+            items = [next(iter(i.values())) for i in body["TransactItems"]]
+            writes.append((model.name, [(i.get("Item") or i["Key"])["pk"]["S"] for i in items]))
+        elif model.name == "UpdateItem":
+            writes.append((model.name, [body["Key"]["pk"]["S"]]))
+
+    store.ddb.meta.events.register("before-call.dynamodb", log, unique_id="fork-writes")
+    try:
+        write()
+    finally:
+        store.ddb.meta.events.unregister("before-call.dynamodb", unique_id="fork-writes")
+    check()
+    # Then a budget is spent first, one UpdateItem on its meter's row
+    rate = keys.rate("principal", "", 0)[0]
+    meters = [(op, pks) for op, pks in writes if any(pk.startswith(rate) for pk in pks)]
+    assert [op for op, _ in meters] == ["UpdateItem"] * (1 if budget else 0)
+    assert writes[: len(meters)] == meters
+    # And the fork is one transaction up to 99 items (one kept for a keyed request's record), else the
+    # records first and the child's in a transaction of its own, no meter in either; it landed whole
+    assert [(op, len(pks)) for op, pks in writes[len(meters) :]] == [("TransactWriteItems", n) for n in transactions]
 
 
 def _prepared_rollback(store: DynamoStore) -> tuple[Conversation, Anchor, Document, Document, DocumentChange]:

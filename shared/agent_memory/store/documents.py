@@ -381,10 +381,11 @@ class Documents(Backend):
 
         The write budget is spent first (`spend`). The child's first history records (one `fork` version per
         document) ride in the same transaction when everything fits in DynamoDB's 100 items, one kept for a
-        keyed request's record (two items a document: up to 46 documents), so such a fork is one transaction,
-        all or nothing. A larger fork sends the records first, in a transaction of their own: records without
-        their pointer rows are invisible (a history is read from the pointer row first) and the sweeper removes
-        them, so a fork refused or lost after that first transaction changes nothing anyone sees.
+        keyed request's record (two items a document: up to 47 documents, fewer with entry pages or a base),
+        so such a fork is one transaction, all or nothing. A larger fork sends the records first, in a
+        transaction of their own: records without their pointer rows are invisible (a history is read from the
+        pointer row first) and the sweeper removes them, so a fork refused or lost after that first
+        transaction changes nothing anyone sees.
         """
         self.spend(budget)
         records: list[Step] = [
