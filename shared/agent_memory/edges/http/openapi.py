@@ -14,12 +14,13 @@ import importlib
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from agent_memory.api.contract import ROUTES, UUID_PATTERN, RouteSpec, parameter_rule, path_parameters
 from agent_memory.api.errors import CATALOGUE
 from agent_memory.edges.answers import ANSWERS, answer_model
+from agent_memory.edges.requests.schemas import mirror
+from agent_memory.edges.requests.validation import Model
 from agent_memory.edges.tools.dispatch import SCHEMA_FORMATS
 
 Json = dict[str, Any]
@@ -100,12 +101,12 @@ def example(schema: Json, schemas: Json) -> Any:
     return None
 
 
-def request_model(name: str) -> type[BaseModel]:
+def request_model(name: str) -> type[Model]:
     """The request model class a contract entry names."""
     for area in _INPUT_MODULES:
         module = importlib.import_module(f"agent_memory.edges.requests.{area}")
         found = getattr(module, name, None)
-        if isinstance(found, type) and issubclass(found, BaseModel):
+        if isinstance(found, type) and issubclass(found, Model):
             return found
     raise LookupError(f"no request model {name!r} in agent_memory.edges.requests")
 
@@ -181,7 +182,7 @@ def document() -> Json:
     names = sorted({r.request for r in ROUTES if r.request})
     mode: Literal["validation"] = "validation"
     answers = sorted(set(ANSWERS.values()))
-    models = [(request_model(n), mode) for n in names] + [(answer_model(n), mode) for n in answers]
+    models = [(mirror(request_model(n)), mode) for n in names] + [(answer_model(n), mode) for n in answers]
     # Each body refers to its own definition by name, so only the shared definitions are kept.
     _, top = models_json_schema(models, ref_template=_REF)
     schemas: dict[str, Json] = dict(top.get("$defs", {}))

@@ -19,52 +19,44 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, get_args
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
+from agent_memory.api.contract import UUID_PATTERN
+from agent_memory.api.errors import CATALOGUE, ApiError
+from agent_memory.core.ids import is_uuid
+from agent_memory.edges.requests.validation import (
+    CodedError,
+    Model,
     PlainValidator,
     ValidationError,
     WithJsonSchema,
     WrapValidator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
-
-from agent_memory.api.contract import UUID_PATTERN
-from agent_memory.api.errors import CATALOGUE, ApiError
-from agent_memory.core.ids import is_uuid
 
 # Versions and revisions stay far inside DynamoDB's 38-digit numbers and JSON's exact integers.
 MAX_COUNTER = 2**53
 SURROGATE = re.compile(r"[\ud800-\udfff]")
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=Model)
 
 
-# Strict everywhere, and closed: a misspelled or misplaced field is a mistake the caller should hear about
-# (an ignored `answering_agent_id` would create a conversation with no agent and no error). The published
-# schemas say the same, as `additionalProperties: false`.
-# defer_build: a module defines a route family's models, and a request validates one of them; each
-# model's validator is built on its first use instead of at import (a cold start pays for its own).
-STRICT = ConfigDict(strict=True, frozen=True, extra="forbid", defer_build=True)
+# Strict everywhere, and closed (validation.Model): a misspelled or misplaced field is a mistake the caller
+# should hear about (an ignored `answering_agent_id` would create a conversation with no agent and no error).
+# The published schemas say the same, as `additionalProperties: false`. Each model's checks are built on its
+# first use, not at import: a route's first request pays for its own model only.
 
 
-class Body(BaseModel):
+class Body(Model):
     """An HTTP request section (or a route's query parameters, as the handler names them)."""
 
-    model_config = STRICT
 
-
-class ToolInput(BaseModel):
+class ToolInput(Model):
     """A model tool's arguments."""
 
-    model_config = STRICT
 
-
-def coded(code: str, message: str, *, whole: bool = False) -> PydanticCustomError:
+def coded(code: str, message: str, *, whole: bool = False) -> CodedError:
     """A validation error carrying a catalogued code. `message` is a predicate ("must be ...") that the
     mapper prefixes with the field's location, or with `whole` a complete sentence used as it is."""
-    return PydanticCustomError(code, "{message}", {"message": message, "whole": whole})
+    return CodedError(code, "{message}", {"message": message, "whole": whole})
 
 
 def _checked(code: str, phrase: str, ok: Callable[[Any], bool], *, nullable: bool = False) -> WrapValidator:
@@ -158,15 +150,13 @@ def from_api_error(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return run
 
 
-class PairRule(BaseModel):
+class PairRule(Model):
     """The conditional-write rule, once: expected_public_id and expected_lock_version are null together
     (create only if absent) or set together (the version the writer read).
 
     Each model declares the two fields itself (as `OptionalUuid` and `OptionalCounter`) after its own, so
     a body is read in the order a person writes it: the path first, then the expectation.
     """
-
-    model_config = STRICT
 
     @model_validator(mode="after")
     def _pair(self) -> PairRule:
@@ -198,9 +188,9 @@ def _where(prefix: str, loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
+def _model_in(annotation: Any) -> type[Model] | None:
     """The model a field holds, through Optional, list and Annotated."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and issubclass(annotation, Model):
         return annotation
     for arg in get_args(annotation):
         found = _model_in(arg)
@@ -209,7 +199,7 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _model_at(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+def _model_at(model: type[Model] | None, loc: tuple[int | str, ...]) -> type[Model] | None:
     """The model of the object at `loc` (the parent of an unknown field), or None where unknown."""
     for part in loc:
         if model is None:
@@ -220,7 +210,7 @@ def _model_at(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> type
     return model
 
 
-def _homes(model: type[BaseModel] | None, name: str) -> list[str]:
+def _homes(model: type[Model] | None, name: str) -> list[str]:
     """Where a misplaced field belongs: the fields of `model` holding an object that takes `name`."""
     if model is None:
         return []
@@ -248,7 +238,7 @@ def unknown_field(where: str, fields: list[str], homes: tuple[str, ...] = ()) ->
     return ApiError("parameter_invalid", f"There is no field `{where}`: {fix}")
 
 
-def api_error(exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> ApiError:
+def api_error(exc: ValidationError, prefix: str = "", model: type[Model] | None = None) -> ApiError:
     """The first validation error as the catalogue's refusal, naming where in the body it is. With the
     model validated, an unknown field's refusal names the fields it could have meant."""
     errors = exc.errors(include_url=False)

@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, WithJsonSchema
-
 from agent_memory.core.model import STORE_ENTRY_KEY
 from agent_memory.edges.requests.base import Body, OptionalCounter, coded
+from agent_memory.edges.requests.validation import PlainValidator, WithJsonSchema
 
 KEY_RE = re.compile(STORE_ENTRY_KEY + r"\Z")
 _KEY_SCHEMA = {"type": "string", "pattern": f"^{STORE_ENTRY_KEY}$"}

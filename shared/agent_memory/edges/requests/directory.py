@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import Field, JsonValue, PlainValidator, WithJsonSchema, model_validator
-
 from agent_memory.api.contract import NAME_RULES
 from agent_memory.domain.directory.service import MAX_OVERRIDES
 from agent_memory.edges.requests.base import SURROGATE, Body, Flag, Name, OptionalUuid, Uuid, coded
+from agent_memory.edges.requests.validation import Field, JsonValue, PlainValidator, WithJsonSchema, model_validator
 
 # The contract's grammar for the {agent_name} a definition is addressed by (\Z: `$` accepts a newline).
 DEFINITION_NAME_RE = re.compile(NAME_RULES["agent_name"].pattern[:-1] + r"\Z")

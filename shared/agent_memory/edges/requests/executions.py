@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, WithJsonSchema
-
 from agent_memory.api.contract import TOOL_NAMES
 from agent_memory.domain.memory.block import DEFAULT_BUDGET_BYTES
 from agent_memory.edges.requests.base import Body, Content, JsonObject, OptionalCounter, OptionalUuid, PairRule, coded
 from agent_memory.edges.requests.memory import BlockBudget, ConflictResolution
+from agent_memory.edges.requests.validation import PlainValidator, WithJsonSchema
 
 
 def _tools(value: Any) -> list[str] | None:

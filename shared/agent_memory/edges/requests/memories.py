@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, PlainValidator, ValidationError, WithJsonSchema, model_validator
-
 from agent_memory.api.errors import CATALOGUE
 from agent_memory.core.model import (
     MAX_ATTACHMENTS,
@@ -35,6 +33,14 @@ from agent_memory.edges.requests.base import (
     whole_number,
 )
 from agent_memory.edges.requests.memory import ConflictResolution, Cursor, GrepLimit, Nonempty, VersionsLimit
+from agent_memory.edges.requests.validation import (
+    AfterValidator,
+    Field,
+    PlainValidator,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
 
 MEMORY_ID_PATTERN = r"^mem_[0-9a-f]{32}$"
 NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, WithJsonSchema
-
 from agent_memory.core.paths import MemoryPath, parse_document_path, parse_prefix
 from agent_memory.domain.memory.block import DEFAULT_BUDGET_BYTES, MAX_BUDGET_BYTES
 from agent_memory.edges.requests.base import (
@@ -21,6 +19,7 @@ from agent_memory.edges.requests.base import (
     integer_schema,
     whole_number,
 )
+from agent_memory.edges.requests.validation import PlainValidator, WithJsonSchema
 
 GREP_LIMIT_MAX = 500
 VERSIONS_LIMIT_MAX = 100

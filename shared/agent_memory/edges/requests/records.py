@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
-
 from agent_memory.core import clock
 from agent_memory.core.model import MAX_LABEL_CHARS, MAX_RECORD_BYTES, MAX_RECORD_LABELS, RECORD_TYPES, SOURCE_KINDS
 from agent_memory.edges.requests.base import (
@@ -25,6 +23,7 @@ from agent_memory.edges.requests.base import (
     integer_schema,
     whole_number,
 )
+from agent_memory.edges.requests.validation import Field, PlainValidator, WithJsonSchema, model_validator
 
 MAX_RUN_ID = 128
 MAX_USER_ID = 128

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, model_validator
-
 from agent_memory.edges.requests.base import (
     Content,
     Flag,
@@ -37,6 +35,7 @@ from agent_memory.edges.requests.records import (
     WorkspaceRecordType,
     check_validity,
 )
+from agent_memory.edges.requests.validation import Field, model_validator
 
 _PATH_HELP = (
     "A memory path that starts with its root, such as 'conversation/plan.md'. Roots: conversation/ (this "

@@ -21,8 +21,6 @@ from dataclasses import dataclass, replace
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from agent_memory.api.contract import TOOL_NAMES
 from agent_memory.api.errors import CATALOGUE, ApiError, quarantined
 from agent_memory.core.access import access_of, not_found, refuse_override
@@ -48,6 +46,7 @@ from agent_memory.edges.requests.tools import (
     MemoryWriteInput,
     SkillInput,
 )
+from agent_memory.edges.requests.validation import Model
 from agent_memory.render import views
 
 if TYPE_CHECKING:
@@ -398,13 +397,16 @@ def _skill(run: ToolRunner, ex: Execution, ctx: Context, inp: SkillInput) -> tup
 class Tool:
     name: str
     description: str
-    model: type[BaseModel]
+    model: type[Model]
     run: Callable[[ToolRunner, Execution, Context, Any], tuple[str, Any]]
     # The record tools name records, not documents: some refusals' next steps are their own.
     records: bool = False
 
     def schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = _clean(self.model.model_json_schema())
+        # Published from the model's pydantic mirror: only a schema listing imports pydantic.
+        from agent_memory.edges.requests.schemas import mirror
+
+        schema: dict[str, Any] = _clean(mirror(self.model).model_json_schema())
         return schema
 
 
@@ -524,7 +526,7 @@ def schema_document(fmt: str) -> str:
     return json.dumps({"tools": tool_schemas(fmt)}, indent=2, ensure_ascii=False) + "\n"
 
 
-def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
+def _paths_of(inp: Model | None) -> tuple[MemoryPath, ...]:
     """Document paths worth fetching with the execution, so a read or edit costs no extra round trip and
     a write the commit would refuse stores no content first."""
     if not isinstance(inp, MemoryReadInput | MemoryEditInput | MemoryWriteInput | MemoryHistoryInput):
@@ -535,7 +537,7 @@ def _paths_of(inp: BaseModel | None) -> tuple[MemoryPath, ...]:
         return ()
 
 
-def _mounted_of(inp: BaseModel | None) -> Callable[[Execution], list[Ref]] | None:
+def _mounted_of(inp: Model | None) -> Callable[[Execution], list[Ref]] | None:
     """For a path inside a mount (`/workspace/runbooks/a.md`): the mounted Memory's row and the file's, to
     ride in the execution's batch instead of a round trip of their own."""
     if not isinstance(
@@ -597,7 +599,7 @@ class ToolRunner:
         if not isinstance(raw_input, dict):
             raise ApiError("parameter_invalid", "input must be a JSON object of the tool's arguments.")
         # Validation needs no I/O, but its verdict waits until the caller is known to be the principal.
-        parsed: BaseModel | None = None
+        parsed: Model | None = None
         invalid: ApiError | None = None
         try:
             parsed = parse(tool.model, raw_input, "input")

@@ -13,11 +13,11 @@ from agent_memory.edges import services
 from agent_memory.edges.http.glue import Request, answer_of, reply_of
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from agent_memory.edges.requests.validation import Model
 
-# Each handler module imports its request models inside the verbs that parse them, and pydantic with
-# them: a route's Lambda imports only its own verb's models, and only when its first request parses one.
-M = TypeVar("M", bound="BaseModel")
+# Each handler module imports its request models inside the verbs that parse them: a route's Lambda
+# imports only its own verb's models, and only when its first request parses one.
+M = TypeVar("M", bound="Model")
 T = TypeVar("T")
 
 
