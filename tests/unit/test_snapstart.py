@@ -95,13 +95,12 @@ def test_before_the_snapshot_the_route_is_warm_and_its_clients_exist_without_a_c
     assert (out["before"], out["after"]) == (1, 1)
     assert out["clients_at_import"] == []
     # and the before-snapshot hook built both clients, the request models, the logger and the resolver,
-    # without opening a connection (the child refuses any).
+    # without opening a connection (the child refuses any), and without pydantic (only a schema needs it).
     assert out["clients_in_snapshot"] == ["dynamodb", "s3"]
     assert out["loaded"] == [
         "agent_memory.core.resolver",
         "agent_memory.edges.requests.memory",
         "aws_lambda_powertools",
-        "pydantic",
     ]
 
 

@@ -52,11 +52,15 @@ def before_snapshot(module: str) -> dict[str, Any]:
     """Warm what every request of this function would build first; returns what was made (tests read it)."""
     from agent_memory.core import observability
     from agent_memory.edges import services
+    from agent_memory.edges.requests.validation import Model
     from agent_memory.store.clients import ddb_client, s3_client
 
     requests = f"agent_memory.edges.requests.{REQUEST_MODELS.get(module, module)}"
     if importlib.util.find_spec(requests) is not None:
-        importlib.import_module(requests)  # pydantic and the route's request models
+        # The route's request models, their checks built (each is otherwise built by its first request).
+        for value in vars(importlib.import_module(requests)).values():
+            if isinstance(value, type) and issubclass(value, Model) and value.__module__ == requests:
+                value.model_fields  # noqa: B018 - reading it builds the model
     made = {
         "resolver": services.resolver(),  # the store and the settings with it
         "ddb": ddb_client(),

@@ -1,8 +1,10 @@
 """The API's OpenAPI 3.1 description, generated from the route table and the request models.
 
 The one place the document is built: every path, method, path and query parameter, success status and
-access comes from `contract.ROUTES`, every request body's schema from its pydantic model in `edges/requests/`
-(`model_json_schema()`, so what is published is what is validated), and every error from the catalogue.
+access comes from `contract.ROUTES`, every request body's schema from its request model in `edges/requests/`
+(its pydantic mirror's `model_json_schema()`, held to the same answers as the model by
+tests/unit/test_request_validation.py, so what is published is what is validated), and every error from
+the catalogue.
 Served at `GET /agent_api/v1/openapi.json`; the property-based fuzz (tests/http/test_fuzz.py) drives
 every route from it. A success body's schema is its route's answer model (edges/answers.py) where it has
 one, else a JSON object; each body, asked and answered, carries an example built from its fields' examples.

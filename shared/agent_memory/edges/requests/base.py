@@ -1,12 +1,13 @@
 """The one validation system: field types that carry their refusal code, and one mapping to `ApiError`.
 
-HTTP bodies and the model's tool inputs are pydantic models built from the types below, so a rule (what a
+HTTP bodies and the model's tool inputs are request models (validation.py, pydantic's spelling without
+pydantic) built from the types below, so a rule (what a
 public id looks like, how big a version may be, that the expected pair is null together or set together)
 is written once and refused with the same code through every door. Strict everywhere: "3" is not a
 version and true is not a path.
 
 A type whose refusal has its own code (a path, content, a description) raises `coded(...)`, and the
-mapper turns the first error into that code; pydantic's own errors (missing, wrong type, unknown field)
+mapper turns the first error into that code; the model's own errors (missing, wrong type, unknown field)
 become `parameter_missing` / `parameter_invalid`, an unknown field named with the one it may have meant.
 The first error wins, in field order, which is the order a reader of the body meets them; an unknown
 field wins over all, since a misspelled field is also a missing one.

@@ -1,10 +1,10 @@
 """The model's memory tools: their inputs, their schemas in two vendors' formats, and running them.
 
-Each tool input is a pydantic model, and the schemas a runtime hands to a model are generated from the
-same models, so what the model is told and what the service accepts cannot drift apart. A call runs
-against an accepted execution: the resolver rebuilds its frozen context, and the same MemoryService verbs
-the doors use do the work, with the same conditional-write rules and the same codes. A result is a short
-text written for the model; a refusal names its code and the next step.
+Each tool input is a request model, and the schemas a runtime hands to a model are generated from the same
+models (their pydantic mirrors), so what the model is told and what the service accepts cannot drift apart.
+A call runs against an accepted execution: the resolver rebuilds its frozen context, and the same
+MemoryService verbs the doors use do the work, with the same conditional-write rules and the same codes. A
+result is a short text written for the model; a refusal names its code and the next step.
 
 A path is either root-relative (`conversation/plan.md`: the execution's frozen bindings) or absolute
 inside one of the execution's mounts (`/workspace/runbooks/a.md`, `/memory/agent/notes.md`), resolved by

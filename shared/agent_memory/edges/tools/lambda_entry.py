@@ -40,7 +40,7 @@ def invoke(event: object) -> dict[str, Any]:
         raise ApiError("parameter_invalid", "The event must be an object with execution, tool and input.")
     stray = [k for k in event if k not in EVENT_FIELDS]
     if stray:
-        from agent_memory.edges.requests.base import unknown_field  # pydantic, only for a refused event
+        from agent_memory.edges.requests.base import unknown_field  # only for a refused event
 
         raise unknown_field(str(stray[0])[:64], list(EVENT_FIELDS))
     for key in ("execution", "tool", "input"):
