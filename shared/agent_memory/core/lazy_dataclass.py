@@ -10,7 +10,7 @@ Two threads may both compile: each installs an equivalent function, and either s
 The result is a genuine dataclass: `__dataclass_fields__` holds the same `dataclasses.Field`s, and
 `dataclasses.fields/replace/asdict/is_dataclass` work as with the stock decorator. Only the options this
 code base uses are taken (`frozen`, `slots`, `eq`, `kw_only`); anything else fails when the class is made
-(tests/unit/test_valueclass.py holds both decorators side by side).
+(tests/unit/test_lazy_dataclass.py holds both decorators side by side).
 """
 
 from __future__ import annotations
