@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What every HTTP route loads: the entry, the route table, the glue (errors, Idempotency-Key, token
 # parsing and the clock, the source address's meter) and the handlers' shared helpers. views.py imports only the
-# standard library at runtime (its types are TYPE_CHECKING imports).
+# standard library at runtime (its types are TYPE_CHECKING imports); so does the dataclass decorator the rows use.
 CORE = frozenset(
     {
         "agent_memory",
@@ -34,6 +34,7 @@ CORE = frozenset(
         "agent_memory.api.errors",
         "agent_memory.core.idempotency",
         "agent_memory.core.ids",
+        "agent_memory.core.lazy_dataclass",
         "agent_memory.core.observability",
         "agent_memory.render.views",
         "agent_memory.edges.http.glue",

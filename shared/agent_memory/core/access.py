@@ -11,12 +11,12 @@ before it stores anything.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core.bindings import Binding
 from agent_memory.core.context import Context, ContextDoor, Source
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import (
     Account,
     Agent,

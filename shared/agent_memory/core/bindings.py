@@ -6,11 +6,11 @@ Pure functions over plain data; resolving a binding to an anchor is the resolver
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core.ids import is_uuid
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.paths import ROOT_RE, SCOPES
 
 Access = Literal["read", "read_write"]

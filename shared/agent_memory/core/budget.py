@@ -11,8 +11,9 @@ never metered here: they keep their one-request floor, and the API's stage throt
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from agent_memory.core.lazy_dataclass import dataclass
 
 if TYPE_CHECKING:
     from agent_memory.core.model import Meter, Principal, WriteBudget

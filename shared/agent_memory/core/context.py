@@ -6,11 +6,12 @@ every `Source`'s reach; the verbs (memory, skills, block, tools) only read them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core.bindings import Binding
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import Anchor, Author, Conversation, Document, FrozenBinding, Principal, Workspace
 from agent_memory.core.paths import SCOPES, MemoryPath
 from agent_memory.core.ports import MemoryStore, Ref

@@ -31,11 +31,12 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agent_memory.api.errors import CATALOGUE, ApiError, retryable_status
 from agent_memory.core import clock
+from agent_memory.core.lazy_dataclass import dataclass
 
 # A key is 1-128 printable ASCII characters (space to tilde).
 KEY_RE = re.compile(r"[\x20-\x7e]{1,128}\Z")

@@ -10,10 +10,10 @@ import secrets
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 
 from agent_memory.api.contract import UUID_PATTERN
 from agent_memory.core.clock import now_iso as now_iso  # where most callers have always found it
+from agent_memory.core.lazy_dataclass import dataclass
 
 # The one spelling of a public id is the contract's: JSON schemas and request models use the text,
 # `is_uuid` the compiled form (with \Z, since Python's `$` would also accept a trailing newline).

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
+
+from agent_memory.core.lazy_dataclass import dataclass
 
 PrincipalKind = Literal["human", "agent"]
 AuthorKind = Literal["human", "agent", "sync"]

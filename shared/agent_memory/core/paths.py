@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 
 from agent_memory.api.errors import ApiError
+from agent_memory.core.lazy_dataclass import dataclass
 
 SCOPES = ("conversation", "workspace", "user", "agent", "speaker")
 # \Z, not $: `$` also matches before a trailing newline, which would let "conversation\n" through.

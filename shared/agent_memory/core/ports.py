@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Generic, Protocol
 
 from typing_extensions import TypeVar
 
 from agent_memory.core.idempotency import Record
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import (
     Account,
     Agent,

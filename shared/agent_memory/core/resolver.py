@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.api.contract import Door
@@ -24,6 +23,7 @@ from agent_memory.core.access import Standing
 from agent_memory.core.bindings import Binding, apply_limit, configured_bindings
 from agent_memory.core.context import Context, Source
 from agent_memory.core.ids import PresentedToken, digests_equal, token_digest
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.lru import Lru
 from agent_memory.core.mail import mail_bindings, mail_subjects
 from agent_memory.core.model import (

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import DEFAULT_EXECUTION_TTL_SECONDS, DEFAULT_VERSIONS_KEPT, MAX_VERSIONS_KEPT
 
 # The folders file:// Git sources may be read from, os.pathsep-separated; unset or empty means none.

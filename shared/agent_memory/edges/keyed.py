@@ -15,11 +15,11 @@ differ only in how they prove the caller and how they render an answer; what a k
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core.idempotency import Answer, Replayed, UnitOfWork, bound, final, withheld
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.edges import services
 
 R = TypeVar("R")

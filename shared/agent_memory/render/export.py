@@ -12,12 +12,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core.context import Context
 from agent_memory.core.ids import is_uuid
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import Anchor, Document
 from agent_memory.core.ports import ExportStore, Ref
 from agent_memory.render import views

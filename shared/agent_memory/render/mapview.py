@@ -33,9 +33,11 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from html import escape
 from typing import Any
+
+from agent_memory.core.lazy_dataclass import dataclass
 
 __all__ = ["CONTENT_SECURITY_POLICY", "render_map_html"]
 

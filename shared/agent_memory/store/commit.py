@@ -34,7 +34,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError, HTTPClientError
@@ -42,6 +42,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core import clock, idempotency
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.store import kinds
 from agent_memory.store.items import unmarshal
 

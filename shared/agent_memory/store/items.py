@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -19,6 +19,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from agent_memory.core import clock
 from agent_memory.core.idempotency import Answer, Record
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import (
     DEFAULT_EXECUTION_TTL_SECONDS,
     Ancestor,

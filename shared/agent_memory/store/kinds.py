@@ -43,10 +43,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Generic, TypeVar
 
 from agent_memory.core.idempotency import Record
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import (
     Account,
     Agent,

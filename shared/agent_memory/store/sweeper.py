@@ -67,12 +67,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from agent_memory.core.clock import now
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import DEFAULT_VERSIONS_KEPT, Anchor
 from agent_memory.store import kinds
 from agent_memory.store.forklog import fork_log_partition, fork_log_time

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import secrets
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.api.contract import TOOL_NAMES
@@ -19,6 +18,7 @@ from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context
 from agent_memory.core.idempotency import settle
 from agent_memory.core.ids import PresentedToken, now_iso, token_digest, uuid7
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.mail import mail_mounts
 from agent_memory.core.model import DEFAULT_EXECUTION_TTL_SECONDS, Execution
 from agent_memory.core.ports import ExecutionStore

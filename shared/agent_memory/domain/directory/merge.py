@@ -17,7 +17,7 @@ conditioned on the revision read, so a parent changed during the merge refuses i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal
 
 from agent_memory.api.errors import ApiError
@@ -26,6 +26,7 @@ from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context
 from agent_memory.core.idempotency import settle, suspended
 from agent_memory.core.ids import PresentedToken, now_iso, uuid7
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import (
     MAX_DOCUMENTS_PER_ANCHOR,
     Anchor,

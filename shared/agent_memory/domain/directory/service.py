@@ -7,7 +7,7 @@ domain values, which views.py renders.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from agent_memory.api.errors import ApiError
@@ -17,6 +17,7 @@ from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context
 from agent_memory.core.idempotency import settle
 from agent_memory.core.ids import PresentedToken, digests_equal, mint_token, now_iso, uuid7
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import (
     Account,
     Agent,

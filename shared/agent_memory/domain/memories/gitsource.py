@@ -39,7 +39,6 @@ import socket
 import stat
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from tempfile import SpooledTemporaryFile
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, unquote, urlsplit
@@ -62,6 +61,7 @@ from dulwich.refs import HEADREF, LOCAL_BRANCH_PREFIX, LOCAL_TAG_PREFIX, Ref, ch
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core import observability
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.settings import GIT_FILE_ROOTS as FILE_ROOTS_SETTING
 
 if TYPE_CHECKING:

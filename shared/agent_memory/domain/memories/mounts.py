@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from agent_memory.api.errors import ApiError
@@ -20,6 +20,7 @@ from agent_memory.core import access
 from agent_memory.core.access import refuse_override
 from agent_memory.core.bindings import Binding
 from agent_memory.core.context import Context, Source
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import Anchor, Execution, Located, Mount, MountMode, OrgMemory, mode_respelled
 from agent_memory.core.paths import (
     FILES_ROOT,

@@ -13,7 +13,7 @@ import re
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_memory.api.errors import ApiError
@@ -22,6 +22,7 @@ from agent_memory.core.bindings import Binding
 from agent_memory.core.budget import Budgets
 from agent_memory.core.context import Context, Source
 from agent_memory.core.ids import PresentedToken, now_iso, sha256_hex, uuid7
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import (
     MAX_MEMORY_FILE_BYTES,
     Agent,

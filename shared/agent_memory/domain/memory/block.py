@@ -64,11 +64,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from html import escape
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core.context import Context
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import Anchor, Document, Execution, Held, Mount, MountMode, OrgMemory
 from agent_memory.core.ports import Ref
 

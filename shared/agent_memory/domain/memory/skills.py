@@ -8,10 +8,9 @@ leave out, or one this caller cannot reach, contributes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from agent_memory.api.errors import ApiError, quarantined
 from agent_memory.core.context import Context, Source
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import Document
 from agent_memory.core.paths import SKILL_NAME_MAX, valid_skill_name
 from agent_memory.core.ports import Ref

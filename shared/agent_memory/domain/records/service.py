@@ -35,7 +35,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from agent_memory.api.errors import ApiError
@@ -43,6 +43,7 @@ from agent_memory.core import access, clock
 from agent_memory.core.budget import Budgets
 from agent_memory.core.idempotency import settle, suspended
 from agent_memory.core.ids import PresentedToken, is_uuid, now_iso, uuid7
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import Author, Principal, Quarantine, TypedRecord, Workspace, WriteBudget
 from agent_memory.core.ports import DuplicateClaimed, RecordMoved, RecordsStore, Ref
 from agent_memory.core.resolver import Resolver, require_token

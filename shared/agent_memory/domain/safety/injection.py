@@ -44,11 +44,13 @@ import threading
 import time
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from importlib import resources
 from typing import Any
 
 import regex
+
+from agent_memory.core.lazy_dataclass import dataclass
 
 RULES_FILE = "injection_rules.json"
 ANCHORS_FILE = "injection_anchors.json"  # written by .ci/injection_anchors.py

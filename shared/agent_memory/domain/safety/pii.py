@@ -57,10 +57,11 @@ candidates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
 import regex
+
+from agent_memory.core.lazy_dataclass import dataclass
 
 PII_KINDS: tuple[str, ...] = ("card", "email", "iban", "phone", "tr_national_id", "us_ssn")
 

@@ -14,13 +14,14 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agent_memory.api.contract import RouteSpec, parameter_rule, path_parameters
 from agent_memory.api.errors import ApiError
 from agent_memory.core.idempotency import KEY_FIELD, Answer, UnitOfWork, check_key, one_key
 from agent_memory.core.ids import PresentedToken, parse_token
+from agent_memory.core.lazy_dataclass import dataclass
 
 MAX_BODY_BYTES = 512 * 1024
 # No request of this API nests deeper than a handful of levels; 64 leaves room for any memory_context

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from agent_memory.core.access import access_of, not_found, refuse_override
 from agent_memory.core.context import Context
 from agent_memory.core.idempotency import adapting
 from agent_memory.core.ids import PresentedToken, is_uuid
+from agent_memory.core.lazy_dataclass import dataclass
 from agent_memory.core.model import Execution, Located, Mount, ToolResult, TypedRecord
 from agent_memory.core.paths import MemoryPath, parse_document_path, parse_prefix, prefix_matches
 from agent_memory.core.resolver import Resolver
