@@ -709,3 +709,8 @@ def test_a_clean_note_compiles_few_patterns() -> None:
     # Then only the alternatives that have no anchor, or whose anchors it holds, were compiled.
     unanchored = sum(not a.anchors for p in table.plans for a in p.alternatives)
     assert len(table._patterns) <= unanchored + 2
+
+
+def test_the_rule_flags_are_the_bits_regex_reads() -> None:
+    # The rule file's flags are spelled with the standard library's bits (regex is not imported to read it).
+    assert injection._FLAG_BITS == {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE}
