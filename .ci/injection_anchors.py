@@ -6,7 +6,11 @@ matcher reads, per alternative, a few lowercase ASCII strings one of which every
 anchors), and compiles and searches an alternative only when the text holds one. This derives the anchors
 from the parse tree `regex` itself builds of each pattern, so they follow the rules as written:
 
-- a character (ASCII, simple case folding) is itself; a sequence's adjacent characters, and small branches of
+- a character (ASCII, simple case folding) is itself, and so is a caseless one outside ASCII (a CJK
+  letter, a symbol, a format character), and a class of at most `MAX_CLASS` such characters is its
+  members: no ASCII text holds one, so a text in English skips the rules written for other scripts and
+  for invisible characters without loading `regex` at all, and one such character is anchor enough;
+  a sequence's adjacent characters, and small branches of
   them, make words; a branch needs an anchor in every arm (the union); a repeat needs one at least once;
 - lookarounds, classes, properties and anything not understood give no anchor: the alternative is
   then always compiled and searched. A wrong answer is only ever "no anchor", never a missing one.
@@ -22,6 +26,7 @@ import hashlib
 import itertools
 import json
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,9 @@ RULES, OUT = SAFETY / "injection_rules.json", SAFETY / "injection_anchors.json"
 MAX_WORDS = 64
 # Shorter words are in nearly every text; a few sets are enough to rule most texts out.
 MIN_LENGTH, MAX_CLAUSES = 2, 4
+# A class of caseless characters outside ASCII is an anchor set of its members up to this many (a text of
+# ASCII or of another width is ruled out at once, whatever the set's size).
+MAX_CLASS = 256
 
 Words = frozenset[str] | None  # None: not known
 # A conjunction: every match contains a word of each set. Empty: nothing known.
@@ -60,11 +68,22 @@ def analyse(node: Any) -> tuple[Words, Clauses]:
     """(exact, clauses) of a parse-tree node: every string it can match, when a few; and sets of strings such
     that every match contains a word of each set. Words are lowercase."""
     if isinstance(node, core.Character):
-        ascii_char = node.positive and not node.zerowidth and node.value < 0x80
-        if not ascii_char or node.case_flags & core.FULLCASE:
+        if not node.positive or node.zerowidth or node.case_flags & core.FULLCASE:
             return None, []
-        word = frozenset({chr(node.value).lower()})
+        char = chr(node.value)
+        if node.value < 0x80:
+            char = char.lower()
+        elif not _caseless(char):
+            return None, []
+        word = frozenset({char})
         return word, [word]
+    if isinstance(node, (core.Range, core.SetUnion)):
+        members = _members(node)
+        if members is None or len(members) > MAX_CLASS or node.case_flags & core.FULLCASE:
+            return None, []
+        if any(m.isascii() or not _caseless(m) for m in members):
+            return None, []
+        return None, [frozenset(members)]
     if isinstance(node, (core.ZeroWidthBase, core.LookAround)):
         return frozenset({""}), []  # consumes nothing; what a lookaround reads need not be in the match
     if isinstance(node, core.Sequence):
@@ -109,13 +128,45 @@ def analyse(node: Any) -> tuple[Words, Clauses]:
     return None, []
 
 
+def _caseless(char: str) -> bool:
+    """A character no case folding reaches or leaves: what the text holds is what the pattern reads."""
+    cased = unicodedata.category(char) in ("Lu", "Ll", "Lt")
+    return not cased and char.lower() == char == char.upper() == char.casefold()
+
+
+def _members(node: Any) -> set[str] | None:
+    """The characters a class matches, when it is a plain union of characters and ranges (else None)."""
+    if not node.positive or node.zerowidth:
+        return None
+    if isinstance(node, core.Character):
+        return {chr(node.value)}
+    if isinstance(node, core.Range):
+        if node.upper - node.lower >= MAX_CLASS:
+            return None
+        return {chr(c) for c in range(node.lower, node.upper + 1)}
+    if type(node) is core.SetUnion:
+        found: set[str] = set()
+        for item in node.items:
+            part = _members(item)
+            if part is None:
+                return None
+            found |= part
+        return found
+    return None
+
+
+def _enough(words: frozenset[str]) -> bool:
+    """Selective enough to be worth checking: long enough, or wholly outside ASCII (no ASCII text holds it)."""
+    return min(map(len, words)) >= MIN_LENGTH or not any(w.isascii() for w in words)
+
+
 def anchors(pattern: str, flags: int) -> list[list[str]] | None:
     """One compiled alternative's anchors: sets of strings, every match holding a word of each (the most
     selective first); None when the alternative must always be searched."""
     source = core.Source(pattern)
     info = core.Info(flags, source.char_type, {})
     exact, clauses = analyse(core._parse_pattern(source, info))
-    kept = [c for c in _usable([exact, *clauses]) if min(map(len, c)) >= MIN_LENGTH][:MAX_CLAUSES]
+    kept = [c for c in _usable([exact, *clauses]) if _enough(c)][:MAX_CLAUSES]
     return [sorted(c) for c in kept] or None
 
 

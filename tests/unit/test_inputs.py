@@ -11,7 +11,7 @@ from agent_memory.edges.requests.directory import CreateAccount, UpdateWorkspace
 from agent_memory.edges.requests.executions import CreateExecution
 from agent_memory.edges.requests.memory import MemoryEdit, MemoryGrep, MemoryWrite
 from agent_memory.edges.requests.tools import MemoryWriteInput
-from pydantic import BaseModel
+from agent_memory.edges.requests.validation import Model
 
 PID = "01990000-0000-7000-8000-000000000001"
 
@@ -21,7 +21,7 @@ def _write(**memory: Any) -> dict[str, Any]:
     return {"memory": {**base, **memory}}
 
 
-def refusal(model: type[BaseModel], data: Any, prefix: str = "") -> tuple[str, str]:
+def refusal(model: type[Model], data: Any, prefix: str = "") -> tuple[str, str]:
     with pytest.raises(ApiError) as info:
         parse(model, data, prefix)
     return info.value.code, info.value.message
@@ -97,5 +97,5 @@ def test_tool_inputs_share_the_rules_and_refuse_unknown_fields() -> None:
         (CreateExecution, {"execution": {"parent_execution_public_id": 1}}, "parameter_invalid"),
     ],
 )
-def test_directory_and_execution_bodies(model: type[BaseModel], body: dict[str, Any], code: str) -> None:
+def test_directory_and_execution_bodies(model: type[Model], body: dict[str, Any], code: str) -> None:
     assert refusal(model, body)[0] == code

@@ -10,13 +10,13 @@ from agent_memory.api.errors import ApiError
 from agent_memory.edges.requests.base import parse
 from agent_memory.edges.requests.directory import AddMember, CreateAgent, UpdateWorkspace
 from agent_memory.edges.requests.memories import CreateMemory, MemoriesQuery, PatchAgent, PatchMemory
-from pydantic import BaseModel
+from agent_memory.edges.requests.validation import Model
 
 ID = "0190a1b2-0000-7000-8000-000000000000"
 MEM = "mem_" + "a" * 32
 
 
-def refused(model: type[BaseModel], body: Any) -> tuple[str, str]:
+def refused(model: type[Model], body: Any) -> tuple[str, str]:
     with pytest.raises(ApiError) as err:
         parse(model, body)
     return err.value.code, err.value.message

@@ -203,16 +203,7 @@ def _wall(args: list[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def test_each_handler_modules_cold_init_stays_within_its_budget_of_bare_boto3_imports() -> None:
-    # Given one route of each handler module (and the tool door), each process compiled as the layer ships it,
-    import compileall
-    import statistics
-
-    compileall.compile_dir(str(ROOT / "shared" / "agent_memory"), quiet=1)
-    firsts: dict[str, str] = {}
-    for route in (*ROUTES, UNKNOWN_ROUTE):
-        firsts.setdefault(route.handler.partition(":")[0], route.name)
-    firsts["tools"] = "tool_invoke"
+def _cold_env() -> dict[str, str]:
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT / "shared"),
@@ -223,6 +214,43 @@ def test_each_handler_modules_cold_init_stays_within_its_budget_of_bare_boto3_im
         "AWS_DEFAULT_REGION": "us-east-1",
     }
     env.pop("AWS_LAMBDA_INITIALIZATION_TYPE", None)
+    return env
+
+
+def test_a_routes_warm_up_and_the_stores_codec_never_import_boto3() -> None:
+    # Given a writing route's process that builds what its first request needs (request models, resolver,
+    # both clients, logger) and writes and reads an item through the store's codec, and screens a text,
+    code = _WARM + (
+        "snapstart.before_snapshot('memory'); from agent_memory.store import items; "
+        "items.unmarshal(items.marshal({'a': [1, {'b': {'x'}}], 'd': __import__('decimal').Decimal('1.5')})); "
+        "from agent_memory.domain.safety import injection, pii; injection.flags('ship friday'); pii.kinds('ship'); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'boto3', 's3transfer', 'regex'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT / "functions" / "workspace_memory_write",
+        env=_cold_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    # Then neither boto3 (the store builds its clients from botocore's session and spells DynamoDB's wire
+    # format itself) nor regex (a text with no anchor word and no digit needs no pattern) was loaded.
+    assert done.stdout.split()[-1] == "[]", done.stdout
+
+
+def test_each_handler_modules_cold_init_stays_within_its_budget_of_bare_boto3_imports() -> None:
+    # Given one route of each handler module (and the tool door), each process compiled as the layer ships it,
+    import compileall
+    import statistics
+
+    compileall.compile_dir(str(ROOT / "shared" / "agent_memory"), quiet=1)
+    firsts: dict[str, str] = {}
+    for route in (*ROUTES, UNKNOWN_ROUTE):
+        firsts.setdefault(route.handler.partition(":")[0], route.name)
+    firsts["tools"] = "tool_invoke"
+    env = _cold_env()
     pairs: dict[str, list[float]] = {m: [] for m in firsts}
     # When each is timed against a bare `import boto3` process, interleaved, over a few rounds,
     for _ in range(COLD_ROUNDS):

@@ -5,7 +5,6 @@ Pure functions over plain data; resolving a binding to an anchor is the resolver
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Literal
 
 from agent_memory.api.errors import ApiError
@@ -55,6 +54,8 @@ def _parse_binding(raw: object, index: int, *, limit: bool) -> Binding:
     unknown = sorted(set(raw) - _BINDING_KEYS)
     if unknown:
         # The seed's code for a binding outside the grammar; the sentence names the field it may have meant.
+        import difflib  # only here: a refusal's suggestion, not worth every route's import
+
         near = difflib.get_close_matches(str(unknown[0]), sorted(_BINDING_KEYS), n=1, cutoff=0.6)
         fix = f"did you mean `{near[0]}`?" if near else f"the fields are {', '.join(sorted(_BINDING_KEYS))}."
         raise _fail(f"{where} has unknown field(s): {', '.join(unknown)}; {fix}")

@@ -105,7 +105,9 @@ def executions() -> ExecutionService:
 def tools() -> ToolRunner:
     from agent_memory.edges.tools.dispatch import ToolRunner
 
-    return ToolRunner(resolver(), memory(), skills(), history(), records())
+    # Records are built by the runner when a records tool is first called (`ToolRunner.records`): a document
+    # tool never imports the records engine.
+    return ToolRunner(resolver(), memory(), skills(), history())
 
 
 def reset_services() -> None:

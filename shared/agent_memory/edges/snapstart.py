@@ -7,10 +7,10 @@ request (docs/performance.md, "Cold start"), and what must differ between enviro
 each restore (docs/decisions.md, "Issue 27").
 
 - `before_snapshot(module)`: import the handler module's request models and the services every verb
-  shares, build the store's boto3 clients (no request is sent: a snapshot must not hold an open
+  shares, build the store's AWS clients (no request is sent: a snapshot must not hold an open
   connection) and the logger and metrics.
 - `after_restore()`: every restored environment starts from the same memory, so it re-seeds `random`
-  (retry jitter), restarts the id generator's millisecond sequence, and replaces the boto3 clients with
+  (retry jitter), restarts the id generator's millisecond sequence, and replaces the AWS clients with
   new ones on the same parsed service models, so no two environments share a connection pool or cached
   credentials; the warm models make that cheap.
 

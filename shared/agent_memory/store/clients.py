@@ -40,13 +40,16 @@ def _loader() -> Any:
 
 @lru_cache(maxsize=1)
 def _session() -> Any:
-    """One session for both clients, so the second reuses the first's endpoint data and credentials."""
-    import boto3
+    """One session for both clients, so the second reuses the first's endpoint data and credentials.
+
+    A botocore session, not boto3's: boto3 adds nothing the store calls (its S3 transfer methods, its
+    resources) and importing it costs a cold start ~17 ms more than botocore's session (docs/decisions.md,
+    "Issue 27")."""
     from botocore.session import get_session
 
-    core = get_session()
-    core.register_component("data_loader", _loader())
-    return boto3.session.Session(botocore_session=core)
+    session = get_session()
+    session.register_component("data_loader", _loader())
+    return session
 
 
 def _config(service: str) -> Any:
@@ -64,7 +67,7 @@ def _config(service: str) -> Any:
 
 
 def _client(service: str) -> Any:
-    client = _session().client(service, config=_config(service))
+    client = _session().create_client(service, config=_config(service))
     if LOCAL_SEND:
         # Last: a test's own hook on this client still sees (and may answer) the request first.
         client.meta.events.register_last("before-send", LOCAL_SEND[0])

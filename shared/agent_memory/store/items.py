@@ -10,12 +10,11 @@ attribute mappers here by hand. Which codec serves which kind, and under which k
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import MISSING, fields
-from decimal import Decimal
+from decimal import Clamped, Context, Decimal, Inexact, Overflow, Rounded, Underflow
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
-
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from agent_memory.core import clock
 from agent_memory.core.idempotency import Answer, Record
@@ -53,10 +52,77 @@ if TYPE_CHECKING:
 Item = dict[str, Any]
 R = TypeVar("R")
 
-_ser = TypeSerializer()
-_deser = TypeDeserializer()
-# DynamoDB numbers carry 38 significant digits; past that TypeSerializer refuses, and so must the fast path.
+# ---- the wire format -------------------------------------------------------------------------------
+#
+# DynamoDB's attribute values, written and read as boto3's TypeSerializer / TypeDeserializer do
+# (tests/unit/test_unmarshal.py holds them to it), but without importing boto3: `boto3.dynamodb.types`
+# runs boto3's package and s3transfer on a route's first request, tens of ms the store has no other use
+# for (docs/decisions.md, "Issue 27").
+
+# DynamoDB numbers: 38 significant digits, exponents from -128 to +126; anything rounded is refused.
+_NUMBERS = Context(Emin=-128, Emax=126, prec=38, traps=[Clamped, Overflow, Inexact, Rounded, Underflow])
+# Past 38 digits a whole number is refused, and so must be by the fast path below.
 _INT_BOUND = 10**38
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, (int, Decimal)):
+        return True
+    if isinstance(value, float):
+        # boto3 will not guess a float's precision, nor do we.
+        raise TypeError("Float types are not supported. Use Decimal types instead.")
+    return False
+
+
+def _number(value: int | Decimal) -> str:
+    spelled = str(_NUMBERS.create_decimal(value))
+    if spelled in ("Infinity", "NaN"):
+        raise TypeError("Infinity and NaN not supported")
+    return spelled
+
+
+def _set(value: AbstractSet[Any]) -> dict[str, Any]:
+    # As boto3 decides: a set of numbers (an empty one too), else of strings, else of bytes.
+    if False not in map(_is_number, value):
+        return {"NS": [_number(v) for v in value]}
+    if all(isinstance(v, str) for v in value):
+        return {"SS": list(value)}
+    if all(isinstance(v, (bytes, bytearray)) for v in value):
+        return {"BS": list(value)}
+    raise TypeError(f'Unsupported type "{type(value)}" for value "{value}"')
+
+
+def attribute(value: Any) -> dict[str, Any]:
+    """One value in DynamoDB's wire format, exactly as TypeSerializer spells it (None is NULL)."""
+    kind = type(value)
+    if kind is str:
+        return {"S": value}
+    if value is None:
+        return {"NULL": True}
+    if kind is bool:
+        return {"BOOL": value}
+    if kind is int and -_INT_BOUND < value < _INT_BOUND:
+        return {"N": str(value)}
+    if kind is dict:
+        return {"M": {k: attribute(v) for k, v in value.items()}}
+    if kind is list or kind is tuple:
+        return {"L": [attribute(v) for v in value]}
+    # The general order, for subclasses and the rarer types.
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if _is_number(value):
+        return {"N": _number(value)}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, (bytes, bytearray)):
+        return {"B": value}
+    if isinstance(value, AbstractSet):
+        return _set(value)
+    if isinstance(value, Mapping):
+        return {"M": {k: attribute(v) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return {"L": [attribute(v) for v in value]}
+    raise TypeError(f'Unsupported type "{type(value)}" for value "{value}"')
 
 
 def plain(value: Any) -> Any:
@@ -70,16 +136,35 @@ def plain(value: Any) -> Any:
     return value
 
 
-def attribute(value: Any) -> dict[str, Any]:
-    """One value in DynamoDB's wire format, exactly as TypeSerializer spells it (None is NULL)."""
-    return marshal({"": value})[""] if value is not None else {"NULL": True}
+def value_of(attr: dict[str, Any]) -> Any:
+    """One wire value as the rows hold it: what TypeDeserializer reads, numbers made plain (in maps and
+    lists; a number set's members stay Decimals), binary as bytes."""
+    if not attr:
+        raise TypeError("Value must be a nonempty dictionary whose key is a valid dynamodb type.")
+    tag = next(iter(attr))
+    raw = attr[tag]
+    if tag == "S" or tag == "BOOL" or tag == "B":
+        return raw
+    if tag == "N":
+        return plain(_NUMBERS.create_decimal(raw))
+    if tag == "M":
+        return {k: value_of(v) for k, v in raw.items()}
+    if tag == "L":
+        return [value_of(v) for v in raw]
+    if tag == "NULL":
+        return None
+    if tag == "SS" or tag == "BS":
+        return set(raw)
+    if tag == "NS":
+        return {_NUMBERS.create_decimal(n) for n in raw}
+    raise TypeError(f"Dynamodb type {tag} is not supported")
 
 
 def marshal(item: dict[str, Any]) -> Item:
     """A plain dict as a DynamoDB item, spelled exactly as TypeSerializer spells it; None values are left out."""
     # Strings, whole numbers and booleans are nearly every attribute we write: spelling them here skips
-    # TypeSerializer's dispatch and Decimal context (~0.7 us an attribute), which a fork's 64 rows would
-    # pay ten times each. `type() is`, not isinstance: bool is an int, and subclasses take the general path.
+    # the general dispatch and Decimal context (~0.7 us an attribute), which a fork's 64 rows would pay
+    # ten times each. `type() is`, not isinstance: bool is an int, and subclasses take the general path.
     # The dispatch is inlined because a call per attribute is a quarter of the loop's time.
     out: Item = {}
     for k, v in item.items():
@@ -93,14 +178,14 @@ def marshal(item: dict[str, Any]) -> Item:
         elif kind is bool:
             out[k] = {"BOOL": v}
         else:
-            out[k] = _ser.serialize(v)
+            out[k] = attribute(v)
     return out
 
 
 def unmarshal(item: Item) -> dict[str, Any]:
     """A DynamoDB item as a plain dict, read exactly as TypeDeserializer reads it with numbers made plain."""
-    # The same fast path, reading: TypeDeserializer's dispatch and Decimal cost ~3 us an attribute, half of
-    # a listing's own time (tests/bench.py). Only whole numbers in plain digits skip Decimal.
+    # The same fast path, reading: the general dispatch and Decimal cost ~3 us an attribute, half of a
+    # listing's own time (tests/bench.py). Only whole numbers in plain digits skip Decimal.
     out: dict[str, Any] = {}
     for k, a in item.items():
         if "S" in a:
@@ -110,7 +195,7 @@ def unmarshal(item: Item) -> dict[str, Any]:
         elif "BOOL" in a:
             out[k] = a["BOOL"]
         else:
-            out[k] = plain(_deser.deserialize(a))
+            out[k] = value_of(a)
     return out
 
 

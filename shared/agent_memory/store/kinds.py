@@ -122,7 +122,10 @@ class Shape:
         self.fields = tuple(dict.fromkeys(_FIELD.findall(pk) + _FIELD.findall(sk)))
         # What every key of the shape starts with (what a listing's begins_with names).
         self.pk_prefix, self.sk_prefix = pk.split("{", 1)[0], sk.split("{", 1)[0]
-        self._pk, self._sk = _parser(pk), _parser(sk)
+        # Built on the first parse: a function reads a few of the kinds, and compiling every kind's
+        # regular expressions at import was a cold start's cost for nothing.
+        self._pk: Callable[[str], dict[str, str] | None] | None = None
+        self._sk: Callable[[str], dict[str, str] | None] | None = None
 
     def key(self, *args: Any, **parts: Any) -> Key:
         """The key of these parts, given in the order the templates name them or by name."""
@@ -132,6 +135,9 @@ class Shape:
 
     def parse(self, pk: str, sk: str) -> dict[str, str] | None:
         """The parts of a key of this shape, or None when the key is of another shape."""
+        if self._pk is None or self._sk is None:
+            # Two threads may both build them: the same parsers, and either serves.
+            self._pk, self._sk = _parser(self.pk), _parser(self.sk)
         p, s = self._pk(pk), self._sk(sk)
         if p is None or s is None:
             return None

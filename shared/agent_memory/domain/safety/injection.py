@@ -34,21 +34,27 @@ per process) the first time a text could match it: `injection_anchors.json`, wri
 `.ci/injection_anchors.py`, gives each alternative sets of lowercase words every match contains one of,
 and an alternative whose anchors the folded text lacks is neither compiled nor searched. Anchors written
 for another version of the rule file are ignored. `rules()` compiles everything (a SnapStart hook may).
+`regex` itself (~10 ms of a cold start) is imported with the first pattern compiled or the first non-ASCII
+text normalised, so a write whose text holds no anchor word never loads it; the rule file's own shape is
+checked at import with the standard library's `re`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import field, replace
+from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 from agent_memory.core.lazy_dataclass import dataclass
 
@@ -63,17 +69,24 @@ SCAN_DEADLINE_SECONDS = 1.0
 # a Lambda's share of a core), so the work stays bounded by the size limit: 4.75 s at 1 MiB.
 SCAN_SECONDS_PER_64_KIB = 0.25
 
-_FLAG_BITS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE}
-_ID = regex.compile(r"[a-z][a-z0-9_]{0,63}")
-_VERSION = regex.compile(r"\d{4}-\d{2}-\d{2}\.\d{1,4}")
-_CODE_POINT = regex.compile(r"U\+([0-9A-F]{4,6})(?:\.\.U\+([0-9A-F]{4,6}))?")
-_FRAGMENT_REF = regex.compile(r"\(\?&([A-Za-z_][A-Za-z0-9_]{0,31})\)")
+# `regex` takes the standard library's flag bits (tests/unit/test_injection.py checks).
+_FLAG_BITS = {"ignorecase": int(re.IGNORECASE), "multiline": int(re.MULTILINE)}
+_ID = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}\.\d{1,4}")
+_CODE_POINT = re.compile(r"U\+([0-9A-F]{4,6})(?:\.\.U\+([0-9A-F]{4,6}))?")
+_FRAGMENT_REF = re.compile(r"\(\?&([A-Za-z_][A-Za-z0-9_]{0,31})\)")
 _KEYS = {
     "regex": {"id", "description", "kind", "pattern", "flags", "text"},
     "chars": {"id", "description", "kind", "chars", "min_run"},
 }
-# Removed before the regex rules read a text: what renders as nothing can otherwise split a phrase.
-_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")
+
+
+@cache
+def _ignorable() -> regex.Pattern[str]:
+    """What the regex rules' text has removed first: what renders as nothing can otherwise split a phrase."""
+    import regex
+
+    return regex.compile(r"\p{Default_Ignorable_Code_Point}+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +314,8 @@ def _plan(spec: Mapping[str, Any], fragments: Mapping[str, str], anchors: Mappin
 def _compile(rule_id: str, alternative: _Alternative) -> regex.Pattern[str]:
     # Compiled patterns are held by _Compiled, never in `regex`'s module cache: grep purges that cache after
     # every user pattern, and these must outlive it.
+    import regex
+
     try:
         return regex.compile(alternative.source, alternative.flags, cache_pattern=False)
     except regex.error as exc:
@@ -376,7 +391,7 @@ def flags(text: str) -> list[str]:
 
 
 def _normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
+    return unicodedata.normalize("NFKC", _ignorable().sub("", text))
 
 
 # The only characters outside ASCII that `regex`, ignoring case, takes for an ASCII letter (a unit test checks

@@ -57,9 +57,9 @@ candidates.
 
 from __future__ import annotations
 
+import re
+import threading
 from typing import Any, Final
-
-import regex
 
 from agent_memory.core.lazy_dataclass import dataclass
 
@@ -94,45 +94,70 @@ _MAX_TOKENS: Final = 7
 # How far before nine plain digits a label may start ("social security number: " is 25 characters).
 _LABEL_REACH: Final = 40
 
+# Whether a text holds a number at all: most do not, and then the patterns below are never needed.
+_DIGIT: Final = re.compile(r"[0-9]")
 _GROUP = r"(?:\([0-9]{1,5}\)|[0-9]{1,19}+)"
-_TOKEN: Final[Any] = regex.compile(
-    rf"""
-    # The first character alone turns most positions down, before the costlier look behind them; a token
-    # never starts inside a word, an address, a decimal or a time
-    (?=[0-9+(])(?<![\w@+.\-)]|[0-9][:/])
-    # Atomic: a token is read whole or not at all, so a shorter piece of a rejected token is never tried
-    (?>\+?{_GROUP}(?:(?:[.\-]|(?<=\))|(?=\()){_GROUP}){{0,9}}+)
-    (?![\w@]|[.\-/:][0-9])
-    """,
-    regex.VERBOSE,
-)
-_PART: Final[Any] = regex.compile(r"\(([0-9]+)\)|([0-9]+)|([.\-])")
-_SSN_LABEL: Final[Any] = regex.compile(
-    r"(?i)(?<!\w)(?:ssn|social security(?: number| no\.?)?)(?: ?(?:#|no\.?|number))? ?[:=]? {0,2}\Z"
-)
-# Matched from the check digits, with the country code as a lookbehind: digits are rare in prose and letter
-# pairs are everywhere, so starting from the digits makes the scan several times faster.
-_IBAN: Final[Any] = regex.compile(
-    r"""
-    (?<=(?<!\w)[A-Za-z]{2})[0-9]{2}
-    (?>
-        [A-Za-z0-9]{11,29}+(?!\w)
-        # Grouped: more groups than any IBAN has may follow; the country's length decides where it ends
-      | (?:[ ][A-Za-z0-9]{1,4}+(?!\w)){1,9}+
-    )
-    """,
-    regex.VERBOSE,
-)
-# The local part may begin after a dot (an ellipsis, a file name) but not inside a run of its characters,
-# so a long run is tried once, not once per character.
-_EMAIL: Final[Any] = regex.compile(
-    r"""
-    (?<![A-Za-z0-9_%+\-])[A-Za-z0-9_%+\-][A-Za-z0-9._%+\-]{0,63}+
-    @(?:[A-Za-z0-9][A-Za-z0-9\-]{0,62}+\.){1,8}[A-Za-z]{2,24}+(?![A-Za-z0-9\-])
-    """,
-    regex.VERBOSE,
-)
-_DIGIT: Final[Any] = regex.compile(r"[0-9]")
+
+
+class _Patterns:
+    """The patterns, compiled with `regex` the first time a text holds a digit or an @: importing `regex`
+    and compiling them is ~15 ms of a cold start, which a write of plain words never pays."""
+
+    def __init__(self) -> None:
+        import regex
+
+        self.token: Any = regex.compile(
+            rf"""
+            # The first character alone turns most positions down, before the costlier look behind them; a token
+            # never starts inside a word, an address, a decimal or a time
+            (?=[0-9+(])(?<![\w@+.\-)]|[0-9][:/])
+            # Atomic: a token is read whole or not at all, so a shorter piece of a rejected token is never tried
+            (?>\+?{_GROUP}(?:(?:[.\-]|(?<=\))|(?=\()){_GROUP}){{0,9}}+)
+            (?![\w@]|[.\-/:][0-9])
+            """,
+            regex.VERBOSE,
+        )
+        self.part: Any = regex.compile(r"\(([0-9]+)\)|([0-9]+)|([.\-])")
+        self.ssn_label: Any = regex.compile(
+            r"(?i)(?<!\w)(?:ssn|social security(?: number| no\.?)?)(?: ?(?:#|no\.?|number))? ?[:=]? {0,2}\Z"
+        )
+        # Matched from the check digits, with the country code as a lookbehind: digits are rare in prose and letter
+        # pairs are everywhere, so starting from the digits makes the scan several times faster.
+        self.iban: Any = regex.compile(
+            r"""
+            (?<=(?<!\w)[A-Za-z]{2})[0-9]{2}
+            (?>
+                [A-Za-z0-9]{11,29}+(?!\w)
+                # Grouped: more groups than any IBAN has may follow; the country's length decides where it ends
+              | (?:[ ][A-Za-z0-9]{1,4}+(?!\w)){1,9}+
+            )
+            """,
+            regex.VERBOSE,
+        )
+        # The local part may begin after a dot (an ellipsis, a file name) but not inside a run of its characters,
+        # so a long run is tried once, not once per character.
+        self.email: Any = regex.compile(
+            r"""
+            (?<![A-Za-z0-9_%+\-])[A-Za-z0-9_%+\-][A-Za-z0-9._%+\-]{0,63}+
+            @(?:[A-Za-z0-9][A-Za-z0-9\-]{0,62}+\.){1,8}[A-Za-z]{2,24}+(?![A-Za-z0-9\-])
+            """,
+            regex.VERBOSE,
+        )
+
+
+_compiled: _Patterns | None = None
+_lock = threading.Lock()
+
+
+def _patterns() -> _Patterns:
+    global _compiled
+    ready = _compiled
+    if ready is None:
+        with _lock:
+            if _compiled is None:
+                _compiled = _Patterns()
+            ready = _compiled
+    return ready
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +191,7 @@ def find(text: str) -> list[Span]:
         spans.extend(_numbers(text))
         spans.extend(_ibans(text))
     if "@" in text:
-        spans.extend(Span("email", match.start(), match.end()) for match in _EMAIL.finditer(text))
+        spans.extend(Span("email", match.start(), match.end()) for match in _patterns().email.finditer(text))
     return _resolve(spans)
 
 
@@ -228,7 +253,7 @@ def _settle(cluster: list[Span]) -> list[Span]:
 def _numbers(text: str) -> list[Span]:
     found: list[Span] = []
     line: list[_Token] = []
-    for match in _TOKEN.finditer(text):
+    for match in _patterns().token.finditer(text):
         token = _token(match)
         if line and (token.start != line[-1].end + 1 or text[line[-1].end] != " "):
             _read_line(text, line, found)
@@ -250,7 +275,7 @@ def _token(match: Any) -> _Token:
     parens: list[bool] = []
     seps: list[str] = []
     pending = ""
-    parts: list[tuple[str, str, str]] = _PART.findall(body)
+    parts: list[tuple[str, str, str]] = _patterns().part.findall(body)
     for bracketed, bare, sep in parts:
         if sep:
             pending = sep
@@ -383,7 +408,7 @@ def _is_ssn(text: str, start: int, groups: list[str], seps: list[str]) -> bool:
             return False
         area, group, serial = groups
     else:
-        if _SSN_LABEL.search(text, max(0, start - _LABEL_REACH), start) is None:
+        if _patterns().ssn_label.search(text, max(0, start - _LABEL_REACH), start) is None:
             return False
         number = groups[0]
         area, group, serial = number[:3], number[3:5], number[5:]
@@ -458,7 +483,8 @@ def _holds_date(three: list[str]) -> bool:
 def _ibans(text: str) -> list[Span]:
     found: list[Span] = []
     pos = 0
-    while (match := _IBAN.search(text, pos)) is not None:
+    iban = _patterns().iban
+    while (match := iban.search(text, pos)) is not None:
         start: int = match.start() - 2
         end = _iban_end(text[start : match.end()], start)
         if end is None:
