@@ -1500,9 +1500,9 @@ def cold_start_table(
         runs = {n: COLD_RUNS if n in representative else COLD_FEW_RUNS for n in names}
     if functions:
         runs = {n: COLD_RUNS for n in names if n in functions}
-    w = coldcases.world(service)
-    coldcases.stage(w)
-    events = {n: coldcases.event_maker(service, w, n) for n in runs}
+    # A world of its own per function: a grep, a block, an export or a fork reads every document of its door,
+    # and in a shared world that would be whatever the functions measured before it happened to write.
+    events = {n: coldcases.event_maker(service, coldcases.staged_world(service), n) for n in runs}
     expected = {n: coldcases.expected_status(n) for n in runs}
     coldstart.compile_layer()
     boto3_ms, rows = coldstart.end_to_end(events, expected, runs, report=progress)

@@ -188,6 +188,13 @@ READS: dict[str, Case] = {
 CASES: dict[str, Case] = {**CHANGES, **READS}
 
 
+def staged_world(service: LocalService) -> World:
+    """A new world with what the reading routes read (`stage`)."""
+    w = world(service)
+    stage(w)
+    return w
+
+
 def stage(w: World) -> None:
     """What the reading routes read: in each door a document of two versions and a skill, an entry, a
     record; what a call needs of its own, its case makes."""
