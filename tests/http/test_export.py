@@ -20,7 +20,7 @@ from .safe_content import (
     PII_SAMPLES,
     PROFILE,
     PROFILE_EXPORT,
-    RAW_PARTS,
+    assert_masked,
     export,
     lines,
     memory,
@@ -111,12 +111,6 @@ def keyed(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
         assert key not in out, f"{key} exported twice"
         out[key] = line
     return out
-
-
-def assert_masked(body: str) -> None:
-    for kind, parts in RAW_PARTS.items():
-        for part in parts:
-            assert part not in body, f"raw {kind} {part!r} in the export"
 
 
 # ---- the room's export --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from agent_memory_sdk.local.runtime import LocalService
 
 from ..support import Api, Who, client_room, code
 from .runs import Run, make_run
-from .safe_content import INJECTION, MASKED, PII_SAMPLES, RAW_PARTS, export, lines, walk
+from .safe_content import INJECTION, MASKED, PII_SAMPLES, assert_masked, export, lines, walk
 
 
 def records_url(ws: str) -> str:
@@ -47,12 +47,6 @@ def unique(label: str) -> str:
 
 def ids(rows: list[dict[str, Any]]) -> list[str]:
     return [row["public_id"] for row in rows]
-
-
-def assert_masked(text: str) -> None:
-    for parts in RAW_PARTS.values():
-        for part in parts:
-            assert part not in text, part
 
 
 @pytest.fixture
