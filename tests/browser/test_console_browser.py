@@ -170,14 +170,35 @@ class Page:
         box.send_keys(text)
         return box
 
-    def button(self, text: str, within: Any = None) -> Any:
-        from selenium.webdriver.common.by import By
+    def press(self, text: str, within: str | None = None) -> None:
+        """Click the visible button reading `text`, inside the first element `within` selects.
 
-        root = within or self.d
-        self.until("return [...document.querySelectorAll('button')].some((b) => b.textContent === arguments[0])", text)
-        found = [b for b in root.find_elements(By.TAG_NAME, "button") if b.text == text and b.is_displayed()]
-        assert found, f"no button {text!r}"
-        return found[0]
+        The console redraws a list after every answer, so a button found a moment ago can be
+        replaced before the click lands; finding and clicking are retried together until one
+        click reaches a button that is still on the page.
+        """
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        if within:
+            self.css(within)
+
+        def click(d: Any) -> bool:
+            try:
+                root = d.find_element(By.CSS_SELECTOR, within) if within else d
+                found = [b for b in root.find_elements(By.TAG_NAME, "button") if b.text == text and b.is_displayed()]
+                if not found:
+                    return False
+                found[0].click()
+                return True
+            except StaleElementReferenceException:
+                return False
+
+        try:
+            WebDriverWait(self.d, WAIT).until(click)
+        except TimeoutException:
+            pytest.fail(f"no visible button {text!r}" + (f" in {within!r}" if within else ""))
 
     def unharmed(self) -> None:
         """No payload ran, nothing was injected, and the page is laid out as designed."""
@@ -222,7 +243,7 @@ class Page:
     def sign_in(self, who: Who) -> None:
         self.go()
         self.fill("Human token", who.token)
-        self.button("Sign in").click()
+        self.press("Sign in")
         self.heading("Memories")
 
 
@@ -256,7 +277,7 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     # Create a Memory
     one.fill("Name", "runbooks")
     one.fill("Description", "How we deploy. " + XSS[0])
-    one.button("Create Memory").click()
+    one.press("Create Memory")
     one.heading("runbooks")
     mem = one.d.current_url.rsplit("/", 1)[1]
     assert mem.startswith("mem_")
@@ -264,10 +285,10 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
 
     # Write a file on its own page
     one.fill("New file path", "deploy/steps.md")
-    one.button("Open").click()
+    one.press("Open")
     one.heading("deploy/steps.md")
     one.fill("Content", "1. build\n2. ship\n")
-    one.button("Save").click()
+    one.press("Save")
     one.status("Saved version 0")
     assert show_file(api, ada, mem, "deploy/steps.md")["content"] == "1. build\n2. ship\n"
 
@@ -279,12 +300,11 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     one.d.refresh()
     one.heading("deploy/steps.md")
     two.fill("Content", "1. build\n2. test\n3. ship\n")
-    two.button("Save").click()
+    two.press("Save")
     two.status("Saved version 1")
     one.fill("Content", "1. build\n2. ship\n3. announce\n")
-    one.button("Save").click()
+    one.press("Save")
     one.status("Someone else saved version 1")
-    conflict = one.css("section.conflict:not([hidden])")
     assert one.css("pre.base").text == "1. build\n2. ship"
     assert "2. test" in one.css("pre.theirs").text and "3. announce" in one.css("pre.mine").text
     added = [e.text for e in one.all(".conflict .diff .add")]
@@ -292,9 +312,9 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     one.unharmed()
     one.axe()
     one.shot(shots, "conflict")
-    one.button("Carry my change over", conflict).click()
+    one.press("Carry my change over", "section.conflict:not([hidden])")
     one.fill("Content", "1. build\n2. test\n3. ship\n4. announce\n")
-    one.button("Save").click()
+    one.press("Save")
     one.status("Saved version 2")
     assert show_file(api, ada, mem, "deploy/steps.md")["content"] == "1. build\n2. test\n3. ship\n4. announce\n"
 
@@ -304,23 +324,22 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     assert [r.get_attribute("data-version") for r in one.all("tr[data-version]")] == ["2", "1", "0"]
     one.css('input[name="a"][value="0"]').click()
     one.css('input[name="b"][value="2"]').click()
-    one.button("Show diff").click()
+    one.press("Show diff")
     one.css(".diff-out .diff")
     assert "+ 4. announce" in [e.text for e in one.all(".diff-out .add")]
     one.axe()
     one.shot(shots, "history")
 
     # Roll back to version 0: a new version 3
-    one.button("Roll back to 0").click()
+    one.press("Roll back to 0")
     one.status("Rolled back to version 0: now version 3")
     assert show_file(api, ada, mem, "deploy/steps.md")["content"] == "1. build\n2. ship\n"
 
     # Redact version 1, after a confirmation that names it
     one.css('tr[data-version="3"]')
-    row = one.css('tr[data-version="1"]')
-    one.button("Redact", row).click()
+    one.press("Redact", 'tr[data-version="1"]')
     assert "Redact version 1 of deploy/steps.md" in one.css('[role="alertdialog"]').text
-    one.button("Redact", one.css('[role="alertdialog"]')).click()
+    one.press("Redact", '[role="alertdialog"]')
     one.status("Redacted version 1")
     one.until(
         "const r = document.querySelector('tr[data-version=\"1\"]'); return r && r.textContent.includes('redacted')"
@@ -332,9 +351,9 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     assert got.json()["version"]["redacted"] is True and got.json()["version"]["content"] is None
 
     # Promote version 2 into a new Memory: it opens, with the file and where it came from
-    one.button("Promote", one.css('tr[data-version="2"]')).click()
+    one.press("Promote", 'tr[data-version="2"]')
     one.fill("New Memory name", "runbooks-copy")
-    one.button("Promote", one.css('form[aria-label="Promote into a new Memory"]')).click()
+    one.press("Promote", 'form[aria-label="Promote into a new Memory"]')
     one.heading("runbooks-copy")
     one.status("Promoted into runbooks-copy")
     copy = one.d.current_url.rsplit("/", 1)[1]
@@ -346,7 +365,7 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     one.hash(f"#/memory/{mem}")
     one.heading("runbooks")
     one.fill("Agent id", scout.public_id)
-    one.button("Attach").click()
+    one.press("Attach")
     one.status("Attached to scout")
     one.until("return [...document.querySelectorAll('.refs a')].some((a) => a.textContent === 'scout')")
     agent = api.get(f"/agents/{scout.public_id}", ada).json()["agent"]
@@ -391,7 +410,7 @@ def test_the_story_of_a_memory_in_the_console(api: Api, browsers: Any, shots: Pa
     one.unharmed()
     one.axe()
     one.shot(shots, "review")
-    one.button("Release", item).click()
+    one.press("Release", f'li[data-record="{rec}"]')
     one.status("Released")
     shown = api.get(f"/workspaces/{ws}/records/{rec}", bob).json()["record"]
     assert shown["quarantine"]["status"] == "released"
@@ -577,26 +596,25 @@ def test_a_conversations_documents_by_scope_versions_review_and_fork(api: Api, b
     page.css('li[data-path="conversation/plan.md"]')
     assert [e.text for e in page.all("main h2")][1:] == ["conversation/", "workspace/"]
     page.unharmed()
-    row = page.css('li[data-path="conversation/plan.md"]')
-    page.button("Versions", row).click()
+    page.press("Versions", 'li[data-path="conversation/plan.md"]')
     page.until("return document.querySelectorAll('li[data-path=\"conversation/plan.md\"] ol.versions li').length === 2")
     page.axe()
     page.shot(shots, "conversation")
     # Promote the first version into a skill's notes (a new skill, with its description)
-    page.button("Promote into a skill", page.css('li[data-path="conversation/plan.md"] li[data-version="0"]')).click()
+    page.press("Promote into a skill", 'li[data-path="conversation/plan.md"] li[data-version="0"]')
     page.fill("Skill name", "deploy")
     page.fill("Description (a new skill)", "How we ship")
-    page.button("Promote", page.css('form[aria-label="Promote into a skill\'s notes"]')).click()
+    page.press("Promote", 'form[aria-label="Promote into a skill\'s notes"]')
     page.status("Promoted version 0 into workspace/skills/deploy")
     skill = api.post(f"/workspaces/{ws}/memory/show", ada, {"memory": {"path": "workspace/skills/deploy"}})
     assert skill.status_code == 200, skill.text
     assert "ship friday" in skill.json()["memory"]["content"]
     assert skill.json()["memory"]["description"] == "How we ship"
-    page.button("Release", page.css('li[data-path="workspace/notes.md"]')).click()
+    page.press("Release", 'li[data-path="workspace/notes.md"]')
     page.status("Released workspace/notes.md")
     shown = api.post(f"{base}/show", bob, {"memory": {"path": "workspace/notes.md"}})
     assert shown.status_code == 200 and shown.json()["memory"]["quarantine"]["status"] == "released", shown.text
-    page.button("Fork this conversation").click()
+    page.press("Fork this conversation")
     page.status("Forked")
     page.until(f"return document.querySelector('main').textContent.includes('Forked from {conv}')")
     child = page.d.current_url.rsplit("/", 1)[1]
@@ -620,7 +638,7 @@ def test_a_lease_held_by_an_agent_is_shown_and_the_text_kept(api: Api, browsers:
     leased = api.post(f"/memories/{mem}/files/lease", scout, {"file": {"path": "a.md", "seconds": 30}})
     assert leased.status_code == 200, leased.text
     page.fill("Content", "v2 from ada\n")
-    page.button("Save").click()
+    page.press("Save")
     note = page.css("p.lease:not([hidden])")
     assert note.text.startswith("Leased by scout (agent) until ")
     assert page.css("textarea").get_attribute("value") == "v2 from ada\n"
@@ -643,7 +661,7 @@ def test_a_git_sourced_memory_shows_its_source_and_syncs(api: Api, browsers: Any
     page.hash(f"#/memory/{mem}")
     page.heading("synced")
     assert url_of(repo) in page.css("p.git").text
-    page.button("Sync from Git").click()
+    page.press("Sync from Git")
     page.until("const s = document.querySelector('p.sync'); return s && s.textContent.includes('2 changed')")
     assert page.css("p.sync").text.startswith(f"Synced {head[:10]}")
     page.unharmed()
@@ -659,20 +677,19 @@ def test_archive_and_delete_confirm_naming_what_is_attached(api: Api, browsers: 
     assert api.call("PATCH", f"/agents/{scout.public_id}", ada, body).status_code == 200
     page = Page(browsers(), api.url)
     page.sign_in(ada)
-    row = page.css(f'tr[data-memory="{ids["gone"]}"]')
-    page.button("Delete", row).click()
+    page.press("Delete", f'tr[data-memory="{ids["gone"]}"]')
     ask = page.css('[role="alertdialog"]')
     assert "Delete gone? It reaches scout (attachment, readonly)." in ask.text
     # Cancelled, nothing changes; confirmed, it is gone
-    page.button("Cancel", ask).click()
+    page.press("Cancel", '[role="alertdialog"]')
     assert api.get(f"/memories/{ids['gone']}", ada).status_code == 200
-    page.button("Delete", page.css(f'tr[data-memory="{ids["gone"]}"]')).click()
-    page.button("Delete", page.css('[role="alertdialog"]')).click()
+    page.press("Delete", f'tr[data-memory="{ids["gone"]}"]')
+    page.press("Delete", '[role="alertdialog"]')
     page.status("Deleted gone")
     page.until(f"return !document.querySelector('tr[data-memory=\"{ids['gone']}\"]')")
     assert api.get(f"/memories/{ids['gone']}", ada).status_code == 404
-    page.button("Archive", page.css(f'tr[data-memory="{ids["old"]}"]')).click()
-    page.button("Archive", page.css('[role="alertdialog"]')).click()
+    page.press("Archive", f'tr[data-memory="{ids["old"]}"]')
+    page.press("Archive", '[role="alertdialog"]')
     page.status("Archived old")
     assert api.get(f"/memories/{ids['old']}", ada).json()["memory"]["archived"] is True
 
