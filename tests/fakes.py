@@ -215,9 +215,6 @@ class FakeStore:
             for conversation_id in bumped:
                 self._bump(conversation_id)
 
-    def commit_group(self, changes: list[DocumentChange]) -> None:
-        raise NotImplementedError("organization Memories (a git sync's grouped commit) are not modelled here")
-
     # ---- Versions -----------------------------------------------------------------------------------
 
     def list_versions(self, anchor: Anchor, rest: str, low: int, high: int, limit: int) -> list[Version]:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ..gitrepos import bare, commit, url_of
 from ..support import Api
 from .orgmem import Memories
+from .test_anthropic_memory_tool import aws_hook
+from .world import aws_calls
 
 pytestmark = pytest.mark.http
 
@@ -123,3 +127,75 @@ def test_a_native_memory_has_nothing_to_sync(api: Api, mems: Memories) -> None:
     mem = mems.made(ada)["memory_id"]
     r = api.post(f"/memories/{mem}/sync", ada)
     assert r.status_code == 422 and r.json()["error"]["code"] == "validation_failed"
+
+
+# ---- what a sync commits, and what it answers ----------------------------------------------------------
+
+
+def _synced(api: Api, mems: Memories, tmp_path: Path, files: dict[str, bytes]) -> tuple[Any, Any, str]:
+    ada = api.account()
+    repo = bare(tmp_path)
+    commit(repo, files)
+    return ada, repo, mems.made(ada, "synced", source={"git": {"url": url_of(repo)}})["memory_id"]
+
+
+def _as_listed(detail: dict[str, Any]) -> dict[str, Any]:
+    """A Memory's detail without what only the detail adds (the agents it reaches)."""
+    return {k: v for k, v in detail.items() if k != "referenced_by"}
+
+
+def test_a_sync_answers_the_memory_as_it_stands_after_one_transaction(api: Api, mems: Memories, tmp_path: Path) -> None:
+    ada, repo, mem = _synced(api, mems, tmp_path, {"keep.md": b"kept\n", "edit.md": b"one\n", "gone.md": b"bye\n"})
+    commit(repo, {"keep.md": b"kept\n", "edit.md": b"one\ntwo\n", "new.md": b"fresh\n"})
+    with aws_calls() as seen:
+        r = api.post(f"/memories/{mem}/sync", ada)
+    assert r.status_code == 200, r.text
+    assert r.json()["sync"]["changed"] == ["edit.md", "new.md"] and r.json()["sync"]["removed"] == ["gone.md"]
+    # The files and the Memory's row (its commit and revision) land in one transaction, and the answer is
+    # the counter row that transaction left, without reading it back.
+    assert seen["dynamodb:TransactWriteItems"] == 1, seen
+    assert seen["dynamodb:BatchGetItem"] == 1, seen
+    answered = r.json()["memory"]
+    assert answered == _as_listed(mems.detail(ada, mem))
+    assert answered["file_count"] == 3 and answered["bytesize"] == len(b"kept\none\ntwo\nfresh\n")
+
+
+def test_a_sync_of_more_files_than_one_transaction_holds_lands_them_all(
+    api: Api, mems: Memories, tmp_path: Path
+) -> None:
+    ada, repo, mem = _synced(api, mems, tmp_path, {f"f{i:02d}.md": b"v0\n" for i in range(40)})
+    commit(repo, {f"f{i:02d}.md": b"v1\n" for i in range(40)})
+    with aws_calls() as seen:
+        r = api.post(f"/memories/{mem}/sync", ada)
+    assert r.status_code == 200, r.text
+    assert len(r.json()["sync"]["changed"]) == 40
+    assert seen["dynamodb:TransactWriteItems"] == 2, seen
+    assert r.json()["memory"] == _as_listed(mems.detail(ada, mem))
+    assert {f["path"]: f["lock_version"] for f in mems.files(ada, mem).json()["files"]} == {
+        f"f{i:02d}.md": 1 for i in range(40)
+    }
+
+
+def test_a_sync_whose_memory_changed_under_it_lands_none_of_its_files(api: Api, mems: Memories, tmp_path: Path) -> None:
+    ada, repo, mem = _synced(api, mems, tmp_path, {"a.md": b"alpha\n"})
+    before = mems.detail(ada, mem)
+    commit(repo, {"a.md": b"alpha\nbeta\n", "b.md": b"new\n"})
+    fired = threading.Event()
+
+    def meanwhile(event_name: str, **_: Any) -> None:
+        # Just before the sync commits, someone changes the Memory's description (a new revision).
+        if event_name.endswith("TransactWriteItems") and not fired.is_set():
+            fired.set()
+            assert mems.patch(ada, mem, description="changed meanwhile").status_code == 200
+
+    with aws_hook(meanwhile):
+        r = api.post(f"/memories/{mem}/sync", ada)
+    assert fired.is_set()
+    assert r.status_code == 409 and r.json()["error"]["code"] == "stale_object", r.text
+    after = mems.detail(ada, mem)
+    assert after["git"] == before["git"] and after["file_count"] == 1
+    assert mems.content(ada, mem, "a.md") == "alpha\n"
+    assert [f["path"] for f in mems.files(ada, mem).json()["files"]] == ["a.md"]
+    # The next sync lands the change
+    again = api.post(f"/memories/{mem}/sync", ada)
+    assert again.status_code == 200 and again.json()["sync"]["changed"] == ["a.md", "b.md"], again.text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import field
 from typing import Any, Literal
 
@@ -485,6 +486,9 @@ class DocumentChange:
     # anyone else refuses the change in the same commit).
     size_delta: int = 0
     writer: Author | None = None
+    # When the change is stamped on the Memory's counter row (the new version's written_at, or the instant
+    # a file is deleted): set where the change is made, so a caller knows the row the commit leaves.
+    written_at: str | None = None
     # An execution's change: the executions whose stop halts it (itself and its ancestors). The commit
     # checks that none of them has been stopped, so no write lands once a stop is acknowledged.
     running: tuple[str, ...] = ()
@@ -658,6 +662,25 @@ class MemoryStats:
     bytesize: int
     written_by: Author | None
     written_at: str | None
+
+
+def file_count_delta(change: DocumentChange) -> int:
+    """How a change moves its scope's count of files: a create adds one, a delete takes one."""
+    return 1 if change.expected is None else -1 if change.new is None else 0
+
+
+def stats_after(stats: MemoryStats, changes: Sequence[DocumentChange]) -> MemoryStats:
+    """The counter row a Memory's commit of `changes` leaves, from the row it found: the counts moved,
+    and the last change's writer and instant."""
+    if not changes:
+        return stats
+    last = changes[-1]
+    return MemoryStats(
+        stats.file_count + sum(map(file_count_delta, changes)),
+        stats.bytesize + sum(c.size_delta for c in changes),
+        last.new.author if last.new is not None else last.writer,
+        last.written_at,
+    )
 
 
 @dataclass(frozen=True, slots=True)

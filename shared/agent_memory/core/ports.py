@@ -228,10 +228,6 @@ class DocumentWrites(Protocol):
         """A delete and a create (the renamed document) in one transaction: both land or neither does."""
         ...
 
-    def commit_group(self, changes: list[DocumentChange]) -> None:
-        """Changes of one Memory's files in as few transactions as DynamoDB allows (a git sync's)."""
-        ...
-
 
 class ContentReads(Protocol):
     """Every read is checked against the SHA-256 its row recorded (`Held.sha256`): bytes that differ are
@@ -435,6 +431,11 @@ class OrgMemories(Protocol):
 
     def update_memory(self, before: OrgMemory, after: OrgMemory) -> None:
         """Store `after` if the row still holds `before`'s revision, else stale_object."""
+        ...
+
+    def commit_import(self, changes: list[DocumentChange], before: OrgMemory, after: OrgMemory) -> None:
+        """A Git import's file changes and then the Memory's row (as `update_memory`), in as few transactions
+        as DynamoDB allows; an import that fits one lands whole or not at all."""
         ...
 
     def delete_memory(self, memory: OrgMemory, references: list[MemoryReference], *, final: bool) -> None:

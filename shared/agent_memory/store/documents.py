@@ -22,6 +22,7 @@ from agent_memory.core.model import (
     Version,
     VersionCheck,
     WriteBudget,
+    file_count_delta,
     max_documents,
 )
 from agent_memory.store import keys, kinds
@@ -164,28 +165,24 @@ class Documents(Backend):
         self.spend(creation.budget)
         transact(self.ddb, steps, refusals)
 
-    def commit_group(self, changes: list[DocumentChange]) -> None:
-        """Changes of one Memory's files (a git sync's), in as few transactions as DynamoDB's 100 items a
-        transaction allow: each moves the counter row once for all of its changes. Every change keeps its
-        own condition; a refused transaction changes nothing, the ones before it stay."""
-        for start in range(0, len(changes), GROUP_SIZE):
-            group = changes[start : start + GROUP_SIZE]
-            steps: list[Step] = []
-            count = size = 0
-            for change in group:
-                steps.append(("document", self._doc_op(change)))
-                if change.version is not None:
-                    steps.append(
-                        ("version", {"Put": {"TableName": self.table, "Item": kinds.VERSION.item(change.version)}})
-                    )
-                if change.prune is not None:
-                    key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
-                    steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
-                count += 1 if change.expected is None else -1 if change.new is None else 0
-                size += change.size_delta
-            last = group[-1]
-            steps.append(("meta", self._memory_meta_op(last.anchor, count, size, last)))
-            transact(self.ddb, steps, _commit_refusals(last, count > 0))
+    def _group_steps(self, group: list[DocumentChange]) -> tuple[list[Step], Refusals]:
+        """One transaction's worth of a Memory's file changes (a git import's): every change keeps its own
+        condition, and the counter row moves once for all of them."""
+        steps: list[Step] = []
+        count = size = 0
+        for change in group:
+            steps.append(("document", self._doc_op(change)))
+            if change.version is not None:
+                record = kinds.VERSION.item(change.version)
+                steps.append(("version", {"Put": {"TableName": self.table, "Item": record}}))
+            if change.prune is not None:
+                key = keys.wire(keys.version(change.anchor, change.rest, change.prune))
+                steps.append(("prune", {"Delete": {"TableName": self.table, "Key": key}}))
+            count += file_count_delta(change)
+            size += change.size_delta
+        last = group[-1]
+        steps.append(("meta", self._memory_meta_op(last.anchor, count, size, last)))
+        return steps, _commit_refusals(last, count > 0)
 
     def _doc_op(self, change: DocumentChange) -> dict[str, Any]:
         op: dict[str, Any] = {"TableName": self.table, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
@@ -232,7 +229,7 @@ class Documents(Backend):
                 values[f":{name}"] = value
                 sets.append(f"#{name} = :{name}")
             names["#wa"] = "written_at"
-            values[":wa"] = {"S": change.new.written_at if change.new is not None else now_iso()}
+            values[":wa"] = {"S": change.written_at or now_iso()}
             sets.append("#wa = :wa")
             update = "SET " + ", ".join(sets) + " " + update
         return {

@@ -18,6 +18,7 @@ from agent_memory.core.model import (
     Anchor,
     Attachment,
     Document,
+    DocumentChange,
     Lease,
     MemoryDefault,
     MemoryReference,
@@ -27,9 +28,8 @@ from agent_memory.core.model import (
     VersionCheck,
 )
 from agent_memory.store import keys, kinds
-from agent_memory.store.clients import Backend
 from agent_memory.store.commit import Refusals, Step, read, transact, write_one
-from agent_memory.store.documents import lease_free_for, leased_refusal
+from agent_memory.store.documents import GROUP_SIZE, Documents, lease_free_for, leased_refusal
 from agent_memory.store.items import (
     attachments_attribute,
     attribute,
@@ -44,7 +44,7 @@ def _gone() -> ApiError:
     return ApiError("not_found", "No Memory with that id is visible to you.")
 
 
-class Memories(Backend):
+class Memories(Documents):
     """A Memory's own rows and the account's indexes of them."""
 
     def _put(self, item: dict[str, Any]) -> dict[str, Any]:
@@ -176,6 +176,34 @@ class Memories(Backend):
     def update_memory(self, before: OrgMemory, after: OrgMemory) -> None:
         """Store `after` if the row still holds `before`'s revision (else stale_object); the default's
         index entry follows in the same transaction."""
+        steps, refusals = self._memory_update(before, after)
+        if len(steps) == 1:
+            write_one(self.ddb, steps[0], refusals)
+        else:
+            transact(self.ddb, steps, refusals)
+
+    def commit_import(self, changes: list[DocumentChange], before: OrgMemory, after: OrgMemory) -> None:
+        """A Git import: the Memory's file changes, then its row (`update_memory`'s steps).
+
+        The changes go in as few transactions as DynamoDB's 100 items allow, and the Memory's row rides in
+        the last one when it fits (GROUP_SIZE leaves room for it and a keyed request's record): an import of
+        up to GROUP_SIZE files lands whole or not at all, in one request. A larger one lands its groups in
+        turn, each refusable on its own conditions, and only its last records the commit, so a sync after an
+        interrupted one finishes it. Only the transaction with the Memory's row is decisive: it is the one a
+        keyed request's record rides in."""
+        groups = [changes[start : start + GROUP_SIZE] for start in range(0, len(changes), GROUP_SIZE)]
+        row_steps, row_refusals = self._memory_update(before, after)
+        for group in groups[:-1]:
+            steps, refusals = self._group_steps(group)
+            transact(self.ddb, steps, refusals, decisive=False)
+        if not groups:
+            self.update_memory(before, after)
+            return
+        steps, refusals = self._group_steps(groups[-1])
+        both = Refusals({**refusals.by_role, **row_refusals.by_role}, otherwise=refusals.otherwise)
+        transact(self.ddb, steps + row_steps, both)
+
+    def _memory_update(self, before: OrgMemory, after: OrgMemory) -> tuple[list[Step], Refusals]:
         settings = memory_settings(after)
         names = {
             "#pk": "pk",
@@ -228,11 +256,7 @@ class Memories(Backend):
                 return _gone()
             return ApiError("stale_object", "The Memory changed while this request ran: read it again and retry.")
 
-        refusals = Refusals({"memory": refused})
-        if len(steps) == 1:
-            write_one(self.ddb, steps[0], refusals)
-        else:
-            transact(self.ddb, steps, refusals)
+        return steps, Refusals({"memory": refused})
 
     def delete_memory(self, memory: OrgMemory, references: list[MemoryReference], *, final: bool) -> None:
         """Detach the Memory from `references`' agents; with `final`, remove the Memory in the same step.

@@ -40,6 +40,7 @@ from agent_memory.core.model import (
     PromotedFrom,
     Version,
     VersionCheck,
+    stats_after,
 )
 from agent_memory.core.paths import FILES_ROOT, MemoryPath, parse_file_path, prefix_matches
 from agent_memory.core.ports import MemoriesStore, Ref
@@ -226,7 +227,9 @@ class MemoriesService:
         # A Git import may be larger than one transaction: the Memory is created empty, then imported in
         # groups, and only a complete import records its commit (a sync finishes an interrupted one).
         self.store.create_memory(memory, [], stats)
-        return self._import(principal, memory, snapshot, lambda r: r.view).view
+        # Nothing to list: the Memory was created empty a moment ago, and an import's new files are written
+        # on the condition that no such file exists.
+        return self._import(principal, memory, snapshot, [], stats, lambda r: r.view).view
 
     def _own_context(self, principal: Principal, memory: OrgMemory, acting: Author | None = None) -> Context:
         return Context(self.store, principal, "memory", {FILES_ROOT: _files_source(memory)}, acting_as=acting)
@@ -474,22 +477,36 @@ class MemoriesService:
         mem = door.memory
         if mem.git is None:
             raise ApiError("validation_failed", "This Memory is not synced from Git: it has nothing to sync.")
-        from agent_memory.domain.memories.gitsource import read_snapshot
-
-        snapshot = read_snapshot(mem.git.url, mem.git.ref, mem.git.path, file_roots=self.git_file_roots)
-        self._spend(door.context.principal)
-        return self._import(door.context.principal, mem, snapshot, lambda r: r)
+        # The meters are in flight while the Git client loads, and settled before the fetch: a caller over
+        # its budget is refused without making this function fetch a repository for it.
+        with self.store.spending(self.budgets.of(door.context.principal)):
+            from agent_memory.domain.memories.gitsource import read_snapshot
+        # The Memory's files are listed while the repository is fetched: neither needs the other, and over
+        # https the fetch is the longer wait. `with` awaits the listing on every path, a failed fetch too.
+        with ThreadPoolExecutor(max_workers=1) as side:
+            listing = side.submit(self.store.list_documents, mem.anchor)
+            snapshot = read_snapshot(mem.git.url, mem.git.ref, mem.git.path, file_roots=self.git_file_roots)
+            current = listing.result()
+        stats = door.context.loaded.get(Ref.memory_stats(mem.memory_id)) or _empty_stats()
+        return self._import(door.context.principal, mem, snapshot, current, stats, lambda r: r)
 
     def _import(
-        self, principal: Principal, mem: OrgMemory, snapshot: GitSnapshot, answer: Callable[[SyncResult], object]
+        self,
+        principal: Principal,
+        mem: OrgMemory,
+        snapshot: GitSnapshot,
+        listed: list[Document],
+        stats: MemoryStats,
+        answer: Callable[[SyncResult], object],
     ) -> SyncResult:
         """Make the Memory's files the snapshot's: changed files become new versions, removed files are
-        deleted, each authored by the sync and its commit. Conditioned on the rows read here, so two syncs
-        racing cannot interleave their versions (the later one is refused stale_object)."""
+        deleted, each authored by the sync and its commit. `listed` and `stats` are the Memory's files and
+        counter row as the caller read them; the changes are conditioned on those rows, so two syncs racing
+        cannot interleave their versions (the later one is refused stale_object)."""
         author = Author("sync", "", "git", commit=snapshot.commit)
         ctx = self._own_context(principal, mem, author)
         src = ctx.sources[FILES_ROOT]
-        current = {d.rest: d for d in self.store.list_documents(mem.anchor)}
+        current = {d.rest: d for d in listed}
         # The listing is what the changes are conditioned on: the commit need not read any row again.
         ctx.loaded.update({Ref.document(mem.anchor, rest): d for rest, d in current.items()})
         texts: dict[str, str] = {}
@@ -532,19 +549,15 @@ class MemoriesService:
             old = current[rest]
             mp = MemoryPath(FILES_ROOT, rest, plain=True)
             changes.append(self.memory.change(ctx, src, mp, (old.public_id, old.lock_version), None, None))
-        if changes:
-            # The files land first, in as many transactions as they need; the Memory's row, last, is the
-            # commit that records a keyed request's answer.
-            with idempotency.suspended():
-                self.store.commit_group(changes)
         assert mem.git is not None
         after = replace(mem, git=replace(mem.git, commit=snapshot.commit), revision=mem.revision + 1)
-        stats_row = self.store.get_many([Ref.memory_stats(mem.memory_id)])[Ref.memory_stats(mem.memory_id)]
-        view = MemoryView(after, stats_row or _empty_stats())
+        # The counter row the commit leaves, known before it is sent: a synced Memory's files change only by
+        # a sync, and the commit is conditioned on the Memory's revision, so no other change lands between.
+        view = MemoryView(after, stats_after(stats, changes))
         result = SyncResult(view, snapshot.commit, changed, removed)
         # The answer a keyed request records: the Memory for a creation, the sync's report for a sync.
         idempotency.settle(answer(result))
-        self.store.update_memory(mem, after)
+        self.store.commit_import(changes, mem, after)
         return result
 
     # ---- agents -------------------------------------------------------------------------------------------

@@ -128,13 +128,14 @@ class MemoryService:
         budget = None if spent else self.budgets.of(ctx.principal)
         version = recorded if recorded is not None or new is None else Version.of(new, operation, clock.now(), **record)
         pruned = None if new is None else new.lock_version - self.versions_kept
-        size, writer = 0, None
+        size, writer, at = 0, None, None
         if src.anchored.scope == "memory":
             # A Memory counts its bytes; the row the pair names is the one the commit replaces, so its size
             # is the one leaving (a stale pair is refused by the commit whatever this counts).
             previous = ctx.document(src, mp.rest) if expected is not None else None
             left = previous.bytesize if previous is not None else 0
             size, writer = (new.bytesize if new is not None else 0) - left, ctx.author()
+            at = new.written_at if new is not None else now_iso()
         return DocumentChange(
             src.anchored,
             mp.rest,
@@ -149,6 +150,7 @@ class MemoryService:
             also=also,
             size_delta=size,
             writer=writer,
+            written_at=at,
             running=ctx.stops,
         )
 
