@@ -62,6 +62,10 @@ def _config(service: str) -> Any:
         retries={"mode": "standard", "max_attempts": 3},
         max_pool_connections=32,
         tcp_keepalive=True,
+        # Every request is built by this package's own codec (store/items.py) and checked by the service
+        # itself; botocore's client-side walk of the input shape would check it a second time, at a third
+        # or more of what building a request costs (docs/decisions.md).
+        parameter_validation=False,
     )
     return cfg.merge(Config(s3={"addressing_style": "path"})) if service == "s3" else cfg
 
