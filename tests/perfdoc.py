@@ -320,9 +320,10 @@ def _cold(data: dict[str, Any]) -> list[str]:
             "Process start to the first answer, per function: a fresh `python` in the function's folder (the layer",
             "on the path, its bytecode compiled as `shared/Makefile` ships it, the template's environment) imports",
             "`app` and answers one successful call (tests/coldcases.py: each run a call of its own, made in a small",
-            "world before the process starts) against the local storage; the whole process is timed, start-up and",
-            "exit included, beside a bare",
-            f"`python -c 'import boto3'` interleaved with it in the same run: {cold['boto3_ms']:.1f} ms (median).",
+            "world before the process starts) against the local storage; timed from the process's start to its",
+            "answer (a container answers and stays: its interpreter's exit is no part of a cold start), beside a bare",
+            f"`python -c 'import boto3'` to its import's end, interleaved with it in the same run: "
+            f"{cold['boto3_ms']:.1f} ms (median).",
             f"Median of {cold['runs']} runs"
             + (
                 f" for a representative set (each handler module's first route and the busiest verbs' functions), "

@@ -40,6 +40,7 @@ CORE = frozenset(
         "agent_memory.edges.http.glue",
         "agent_memory.edges.http.handlers",
         "agent_memory.edges.snapstart",
+        "agent_memory.edges.collector",  # the collector held over the cold start (stdlib only)
         "agent_memory.edges.http.lambda_entry",
         "agent_memory.edges.services",
     }

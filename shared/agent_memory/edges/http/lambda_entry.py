@@ -17,7 +17,7 @@ from agent_memory.api.errors import ApiError
 from agent_memory.core import observability
 from agent_memory.core.budget import ORIGIN
 from agent_memory.core.idempotency import UnitOfWork
-from agent_memory.edges import snapstart
+from agent_memory.edges import collector, snapstart
 from agent_memory.edges.http.glue import (
     Handler,
     Reply,
@@ -44,13 +44,18 @@ def route_handler(route_name: str) -> Handler:
 
 
 def entry(route_name: str) -> LambdaHandler:
+    # The cold start's imports and clients are made with the collector paused (edges/collector.py).
+    collector.hold()
     route = BY_NAME[route_name]
     fn = route_handler(route_name)
     # SnapStart: warm the route before the snapshot, refresh what must be unique after each restore.
     snapstart.register(route.handler.partition(":")[0])
 
     def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-        return dispatch(route, fn, event, context)
+        try:
+            return dispatch(route, fn, event, context)
+        finally:
+            collector.release()
 
     handler.__name__ = f"{route_name}_handler"
     return handler

@@ -28,7 +28,7 @@ from agent_memory.core.idempotency import (
     without_key,
 )
 from agent_memory.core.ids import PresentedToken, parse_token
-from agent_memory.edges import services, snapstart
+from agent_memory.edges import collector, services, snapstart
 from agent_memory.render import views
 
 # Everything an event may carry; anything else is a mistake its sender should hear about.
@@ -141,6 +141,13 @@ def open_call(
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    try:
+        return _handled(event, context)
+    finally:
+        collector.release()
+
+
+def _handled(event: dict[str, Any], context: Any) -> dict[str, Any]:
     observability.bind_lambda_context(context)
     started = time.perf_counter()
     code = None
@@ -167,5 +174,7 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     return out
 
 
+# The cold start's imports and clients are made with the collector paused (edges/collector.py).
+collector.hold()
 # SnapStart: the tool models and the store's clients before the snapshot, fresh uniqueness after a restore.
 snapstart.register("tools")
