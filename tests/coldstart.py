@@ -90,6 +90,22 @@ def until_answer(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "
     return took, said
 
 
+def run_in(function: str, code: str, *args: str, env: dict[str, str], timeout: float = 120) -> dict[str, Any]:
+    """Run `code` in a fresh interpreter in the function's folder, as Lambda starts one; the last line it
+    printed, read as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=FUNCTIONS / function,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
 def functions() -> list[str]:
     return sorted(p.name for p in FUNCTIONS.iterdir() if (p / "app.py").exists())
 

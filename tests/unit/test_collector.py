@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from ..coldstart import run_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,17 +37,7 @@ def _probe(function: str, event: dict[str, object], *, in_lambda: bool) -> dict[
     env |= {"PYTHONPATH": str(ROOT / "shared"), "AWS_DEFAULT_REGION": "us-east-1"}
     if in_lambda:
         env["AWS_LAMBDA_FUNCTION_NAME"] = function
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(event)],
-        cwd=ROOT / "functions" / function,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    out: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return run_in(function, _PROBE, json.dumps(event), env=env)
 
 
 def _route_event() -> dict[str, object]:
@@ -76,6 +66,6 @@ def test_the_tool_function_does_the_same() -> None:
 @pytest.mark.parametrize("function", ["sync_memory", "tool_invoke"])
 def test_outside_lambda_the_collector_is_left_as_it_is(function: str) -> None:
     # The local gateway and the tests load every handler in one long-lived process: nothing is paused there
-    event = _route_event() if function == "sync_memory" else {"tool": "memory_read"}
+    event: dict[str, object] = _route_event() if function == "sync_memory" else {"tool": "memory_read"}
     seen = _probe(function, event, in_lambda=False)
     assert seen == {"held": False, "status": seen["status"], "after": True, "frozen": 0, "still": True}

@@ -9,12 +9,13 @@ put back: Python re-seeds it on fork, and a restore has no fork).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from ..coldstart import run_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,17 +76,7 @@ def _run(mode: str, function: str = "conversation_memory_show") -> dict[str, Any
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
     }
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode],
-        cwd=ROOT / "functions" / function,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return run_in(function, _CHILD, mode, env=env)
 
 
 def test_before_the_snapshot_the_route_is_warm_and_its_clients_exist_without_a_connection() -> None:
