@@ -487,3 +487,29 @@ def test_options_the_code_base_does_not_use_are_refused_when_the_class_is_made()
             a: int
             _: dataclasses.KW_ONLY
             b: int
+
+
+def test_the_layer_makes_its_dataclasses_with_the_lazy_decorator() -> None:
+    # Given every module of the layer but the route contract (api/, which imports nothing of the service),
+    import ast
+    from pathlib import Path
+
+    root = Path(lazy_dataclass.__file__).resolve().parents[1]
+    stock: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("api/") or rel == "core/lazy_dataclass.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            # Then none imports the stock decorator, or calls it through the module,
+            if isinstance(node, ast.ImportFrom) and node.module == "dataclasses":
+                stock += [f"{rel}:{node.lineno}" for a in node.names if a.name == "dataclass"]
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "dataclass"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "dataclasses"
+            ):
+                stock.append(f"{rel}:{node.lineno}")
+    # so every class a cold start defines compiles its methods only when they are first called.
+    assert stock == [], f"use agent_memory.core.lazy_dataclass.dataclass instead: {stock}"
