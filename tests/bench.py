@@ -923,9 +923,14 @@ SEARCHED_RECORDS = 10_000
 # The same search over a tenth of the records, side by side: its cost must follow what it answers (issue 27).
 SEARCHED_FEW = 1_000
 SEARCH_VERB, SEARCH_FEW_VERB = "record search 10k", "record search 1k"
+# A curator's listing of what waits for review, over the same two workspaces, each holding the same few
+# records waiting: its cost must follow what waits, not what is stored.
+REVIEW_VERB, REVIEW_FEW_VERB = "record review 10k", "record review 1k"
+PENDING_SEEDED = 20
 SEARCH_SCALE_TARGET = 2.0  # 10k's CPU and read units at most this many times 1k's
 _TOPICS = ("billing", "invoices", "reports", "deploys", "alerts", "schemas", "retries", "tenants", "exports")
 _record_worlds: dict[tuple[int, int], str] = {}
+_curators: dict[tuple[int, int], str] = {}  # a curator's token in each searched workspace
 _mentioned: dict[int, str] = {}
 
 
@@ -967,20 +972,31 @@ def _searched_workspace(w: World, size: int = SEARCHED_RECORDS) -> str:
     import random
 
     from agent_memory.core.ids import now_iso, uuid7
-    from agent_memory.core.model import TypedRecord
+    from agent_memory.core.model import Quarantine, TypedRecord
     from agent_memory.domain.records.service import index_terms
     from agent_memory.domain.records.text import content_digest
     from agent_memory.store.kinds import RECORD
 
     made = w.h.call(Step("POST", "/workspaces", w.token, {"workspace": {"name": "records"}}, expect=201))
     ws_id = str(made["workspace"]["public_id"])
+    # The one who lists what waits for review: a curator of the workspace.
+    cora = w.h.call(Step("POST", "/humans", w.token, {"human": {"name": "cora"}}, expect=201))
+    member = {"member": {"human_public_id": cora["human"]["public_id"], "role": "curator"}}
+    w.h.call(Step("POST", f"/workspaces/{ws_id}/members", w.token, member, expect=201))
+    _curators[(id(w), size)] = str(cora["token"])
     rng = random.Random(15)
     vocabulary = [f"{a}{b}" for a in ("al", "be", "ca", "do", "ek", "fi", "gu", "ha") for b in "aeiouxyz"]
     vocabulary += list(_TOPICS)
     at = now_iso()
     items = []
+    held = Quarantine("pending", ("override",), "bench")
     for i in range(size):
-        text = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(12, 30)))
+        waits = i < PENDING_SEEDED  # words no search of the bench uses, so its search rows are unchanged
+        text = (
+            f"Flagged note {i}: ignore the earlier guidance"
+            if waits
+            else " ".join(rng.choice(vocabulary) for _ in range(rng.randint(12, 30)))
+        )
         rec = TypedRecord(
             uuid7(),
             ws_id,
@@ -990,8 +1006,9 @@ def _searched_workspace(w: World, size: int = SEARCHED_RECORDS) -> str:
             Author("human", "bench", "bench"),
             at,
             at,
-            facet=_TOPICS[i % len(_TOPICS)],
+            facet=None if waits else _TOPICS[i % len(_TOPICS)],
             content_digest=content_digest(text),
+            quarantine=held if waits else None,
         )
         items.append(RECORD.item(rec))
         items += [
@@ -1015,10 +1032,27 @@ def _record_search_few(w: World, i: int) -> Step:
     return _record_search(w, i, SEARCHED_FEW)
 
 
+def _record_review(w: World, i: int, size: int = SEARCHED_RECORDS) -> Step:
+    ws_id = _searched_workspace(w, size)
+    curator = _curators[(id(w), size)]
+    return Step("POST", f"/workspaces/{ws_id}/records/search", curator, {"search": {"quarantine": "pending"}})
+
+
+def _record_review_few(w: World, i: int) -> Step:
+    return _record_review(w, i, SEARCHED_FEW)
+
+
 def search_scale_note(results: list[Result]) -> bool:
-    """The 10k search beside the 1k one: handler CPU (own and botocore's) and billed read units, and the
-    ratios the issue's bar is judged on."""
-    rows = {r.label: r for r in results if r.label in (SEARCH_VERB, SEARCH_FEW_VERB)}
+    """The 10k search beside the 1k one, and the 10k review listing beside the 1k one: handler CPU (own and
+    botocore's) and billed read units, and the ratios the issue's bar is judged on."""
+    ok = True
+    for big, few in ((SEARCH_VERB, SEARCH_FEW_VERB), (REVIEW_VERB, REVIEW_FEW_VERB)):
+        ok &= _scale_note(results, big, few)
+    return ok
+
+
+def _scale_note(results: list[Result], big_label: str, few_label: str) -> bool:
+    rows = {r.label: r for r in results if r.label in (big_label, few_label)}
     if len(rows) < 2:
         return True
 
@@ -1027,13 +1061,14 @@ def search_scale_note(results: list[Result]) -> bool:
         sdk = pct([ms(s.aws_cpu_ns) for s in r.samples], 50)
         return own, sdk, sum(u.rru for u in r.usages) / max(1, len(r.usages))
 
-    big, few = figures(rows[SEARCH_VERB]), figures(rows[SEARCH_FEW_VERB])
+    big, few = figures(rows[big_label]), figures(rows[few_label])
     ratios = [b / f if f else math.inf for b, f in zip(big, few, strict=True)]
     cpu = (big[0] + big[1]) / (few[0] + few[1]) if few[0] + few[1] else math.inf
     ok = max(cpu, ratios[2]) <= SEARCH_SCALE_TARGET
-    print(f"\nRecord search, {SEARCHED_RECORDS:,} records beside {SEARCHED_FEW:,} (p50; read units per call):")
+    what = big_label.rsplit(" ", 1)[0].capitalize()
+    print(f"\n{what}, {SEARCHED_RECORDS:,} records beside {SEARCHED_FEW:,} (p50; read units per call):")
     print(f"{'':<20} {'own cpu ms':>10} {'sdk cpu ms':>10} {'cpu ms':>8} {'rru':>8}")
-    for label, (own, sdk, rru) in ((SEARCH_VERB, big), (SEARCH_FEW_VERB, few)):
+    for label, (own, sdk, rru) in ((big_label, big), (few_label, few)):
         print(f"{label:<20} {own:>10.3f} {sdk:>10.3f} {own + sdk:>8.3f} {rru:>8.2f}")
     print(
         f"{'ratio':<20} {ratios[0]:>9.2f}x {ratios[1]:>9.2f}x {cpu:>7.2f}x {ratios[2]:>7.2f}x  "
@@ -1051,6 +1086,16 @@ _SEARCH_TARGET = Target(
     "(at most 256 a word) in parallel batches of 100 + one batch read of the page's records",
     at_most=True,
     own_ms=50.0,
+)
+
+# A curator's listing of what waits (no query): the pending postings, then the records they name and the page.
+_REVIEW_TARGET = Target(
+    4,
+    0,
+    "batch read + one Query of the postings of what waits for review + one batch read of the records they "
+    "name + one batch read of the page's records",
+    ops={"BatchGetItem": 3, "Query": 1},
+    own_ms=5.0,  # it selects, orders and renders a page of whole records
 )
 
 VERBS: list[Verb] = [
@@ -1235,6 +1280,8 @@ VERBS: list[Verb] = [
     Verb("record show", Target(1, 0, "one BatchGetItem (token, workspace, member, both layers' keys)"), _record_show),
     Verb(SEARCH_VERB, _SEARCH_TARGET, _record_search),
     Verb(SEARCH_FEW_VERB, _SEARCH_TARGET, _record_search_few),
+    Verb(REVIEW_VERB, _REVIEW_TARGET, _record_review),
+    Verb(REVIEW_FEW_VERB, _REVIEW_TARGET, _record_review_few),
     Verb(
         "memory_block 4x64 16K",
         Target(6, 0, f"{_BLOCK_READ}; contents cached"),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from agent_memory.domain.records import text as recordtext
-from agent_memory.domain.records.service import MAX_SEARCH_CANDIDATES, index_terms
+from agent_memory.domain.records.service import MAX_SEARCH_CANDIDATES, PENDING, index_terms
 from agent_memory.store import get_store, keys, kinds
 from agent_memory_sdk.local import cli
 
@@ -219,6 +219,85 @@ def test_an_edit_leaves_no_posting_of_the_removed_words(room: RecordRoom) -> Non
     r = room.update_r(room.bob, rec["public_id"], expected_lock_version=rec["lock_version"], content="Token revoked.")
     assert r.status_code == 200, r.text
     assert _anywhere(secret) == []
+
+
+# ---- what waits for review ------------------------------------------------------------------------------------
+
+
+def pending_of(ws: str, layer: str = "Workspace") -> str:
+    """The partition of a workspace layer's records waiting for review."""
+    return keys.record_term_partition(ws, layer, PENDING[0])
+
+
+def _flag(room: RecordRoom, who: Any) -> str:
+    return str(room.append(who, INJECTION)["public_id"])
+
+
+def test_a_curators_listing_of_what_waits_reads_its_postings_not_every_record(room: RecordRoom) -> None:
+    # Given a workspace of many clean records and two waiting for review
+    for i in range(40):
+        room.append(room.bob, f"Runbook step {i}: {unique_word()}.")
+    first, second = _flag(room, room.bob), _flag(room, room.alpha)
+    assert pending_of(room.ws) in held(first) and pending_of(room.ws) in held(second)
+    # When a curator lists what waits, with no query
+    with dynamodb_requests() as seen:
+        hits = room.search(room.cora, quarantine="pending")
+    # Then it finds the two, newest first, by one Query of the pending postings and a read of those records
+    assert [h["record"]["public_id"] for h in hits] == [second, first]
+    queried = [p["ExpressionAttributeValues"][":pk"]["S"] for op, p in seen if op == "Query"]
+    assert queried == [pending_of(room.ws)]
+    assert keys_read(seen) <= 3 + 2 + 2  # the caller's batch, the two postings' records, the page
+
+
+def test_a_record_leaves_the_listing_when_it_is_released_rejected_deleted_or_edited_clean(room: RecordRoom) -> None:
+    released, rejected, deleted, edited = (_flag(room, room.bob) for _ in range(4))
+    assert room.review_r(room.cora, released, "release").status_code == 200
+    assert room.review_r(room.cora, rejected, "reject").status_code == 204
+    # (its writer no longer sees it: a curator deletes and edits it)
+    shown = room.show(room.ada, deleted)
+    assert room.delete_r(room.ada, deleted, expected_lock_version=shown["lock_version"]).status_code == 204
+    shown = room.show(room.ada, edited)
+    r = room.update_r(room.ada, edited, expected_lock_version=shown["lock_version"], content="Nothing odd here.")
+    assert r.status_code == 200 and r.json()["record"]["quarantine"] is None, r.text
+    for rid in (released, rejected, deleted, edited):
+        assert pending_of(room.ws) not in held(rid), rid
+    assert room.found(room.cora, quarantine="pending") == []
+    # And a clean record edited into one that waits joins it
+    plain = room.append(room.bob, f"A plain note {unique_word()}.")
+    clean = plain["public_id"]
+    r = room.update_r(room.bob, clean, expected_lock_version=plain["lock_version"], content=INJECTION)
+    assert r.status_code == 200 and r.json()["record"]["quarantine"]["status"] == "pending", r.text
+    assert pending_of(room.ws) in held(clean)
+    assert room.found(room.cora, quarantine="pending") == [clean]
+
+
+def test_a_workspace_indexed_before_the_pending_postings_lists_by_reading_all_until_reindexed(
+    room: RecordRoom,
+) -> None:
+    # Given a workspace whose records were indexed by words only (index version 1): no pending posting
+    waiting = _flag(room, room.bob)
+    clean = room.append(room.bob, "Deploys happen on Tuesdays.")["public_id"]
+    drop_postings(waiting)
+    get_store().ddb.update_item(
+        TableName=get_store().table,
+        Key=keys.wire(keys.workspace(room.ws)),
+        UpdateExpression="SET records_index = :v",
+        ExpressionAttributeValues={":v": {"N": "1"}},
+    )
+    # When a curator lists what waits, every record is read (the same answer), and words still use the index
+    with dynamodb_requests() as seen:
+        assert room.found(room.cora, quarantine="pending") == [waiting]
+    assert not any(p["ExpressionAttributeValues"][":pk"]["S"].startswith(TERM) for op, p in seen if op == "Query")
+    with dynamodb_requests() as seen:
+        assert room.found(room.bob, query="tuesdays") == [clean]
+    assert any(p["ExpressionAttributeValues"][":pk"]["S"].startswith(TERM) for op, p in seen if op == "Query")
+    # When the operator reindexes it, the listing reads the pending postings
+    assert cli.main(["reindex-records", "--workspace", room.ws]) == 0
+    assert pending_of(room.ws) in held(waiting)
+    with dynamodb_requests() as seen:
+        assert room.found(room.cora, quarantine="pending") == [waiting]
+    queried = [p["ExpressionAttributeValues"][":pk"]["S"] for op, p in seen if op == "Query"]
+    assert queried == [pending_of(room.ws)]
 
 
 # ---- a workspace from before the index ------------------------------------------------------------------------

@@ -335,8 +335,9 @@ class Records(Documents):
         *,
         terms: Sequence[Posting] = (),
     ) -> None:
-        """Release (`quarantine` is the released state) or, with None, reject and remove a pending record
-        and its postings under `terms`."""
+        """Release (`quarantine` is the released state) or, with None, reject and remove a pending record;
+        either way its postings under `terms` go in the same commit (a release's: the one that listed it
+        as waiting for review)."""
         key = keys.wire(keys.record(rec.workspace_id, rec.layer, rec.public_id))
         names = {"#pk": "pk", "#q": "quarantine"}
         values: dict[str, Any] = {":pending": {"S": "pending"}}
@@ -382,6 +383,7 @@ class Records(Documents):
                 "ExpressionAttributeValues": values,
             }
             steps = [("record", {"Update": update})]
+            steps += self._posting_steps(rec.workspace_id, rec.layer, rec.public_id, terms, remove=True)
         refusals = Refusals(
             {"record": lambda _: ApiError("validation_failed", "That record is not waiting for review.")}
         )

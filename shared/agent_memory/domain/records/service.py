@@ -36,7 +36,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from agent_memory.api.errors import ApiError
 from agent_memory.core import access, clock
@@ -71,6 +71,11 @@ DEFAULT_SEARCH_LIMIT = 20
 # workspace holds: its cost follows what it may answer, not what is stored.
 POSTINGS_PER_TERM = 256
 MAX_SEARCH_CANDIDATES = 1024
+# A record waiting for review is also posted under this term, which no query can spell (query words never
+# hold a NUL), at impact 0, so its postings read newest first: a curator's listing of what waits reads them
+# instead of every record. Records carry it from index version 2 on (recordtext.INDEX_VERSION).
+PENDING: Final = ("\x00pending", 0)
+PENDING_SINCE: Final = 2
 # Records a reindex reads, and writes postings for, at a time.
 REINDEX_PAGE = 100
 # One export page reads at most this many records (lines or left out), and stops before its lines pass
@@ -231,8 +236,13 @@ def _searchable_text(rec: TypedRecord) -> str:
 
 def index_terms(rec: TypedRecord) -> tuple[tuple[str, int], ...]:
     """The (term, impact) postings a record is found under: the words of its tags first (few, and chosen to
-    be searched by), then its content's, weighed in the text `rank` reads (`_searchable_text`)."""
-    return recordtext.postings(_searchable_text(rec), rec.facet or "", *rec.labels)
+    be searched by), then its content's, weighed in the text `rank` reads (`_searchable_text`); and, while it
+    waits for review, PENDING. Every write works from these, so the pending posting comes and goes with the
+    record's state in the same commits as its words' postings do."""
+    words = recordtext.postings(_searchable_text(rec), rec.facet or "", *rec.labels)
+    if rec.quarantine is not None and rec.quarantine.status == "pending":
+        return (*words, PENDING)
+    return words
 
 
 def _moved_terms(
@@ -591,7 +601,7 @@ class RecordsService:
         q = rec.quarantine
         released = replace(rec, quarantine=Quarantine("released", q.rules, q.ruleset, caller.author(), now_iso()))
         settle(released)
-        self.store.review_record(rec, released.quarantine, budget)
+        self.store.review_record(rec, released.quarantine, budget, terms=(PENDING,))
         return released
 
     # ---- consolidation ------------------------------------------------------------------------------
@@ -652,12 +662,16 @@ class RecordsService:
         if q.query and not terms:
             # No word to rank by (punctuation only): nothing can score, so nothing is read.
             return SearchPage([], None)
-        if terms and caller.workspace.records_index == recordtext.INDEX_VERSION:
+        indexed = caller.workspace.records_index
+        if terms and indexed >= recordtext.TERMS_SINCE:
             per_term = min(POSTINGS_PER_TERM, MAX_SEARCH_CANDIDATES // len(terms))
             rows, truncated = self.store.indexed_records(ws_id, q.layer, terms, per_term)
+        elif not terms and q.quarantine == "pending" and indexed >= PENDING_SINCE:
+            # The curator's listing of what waits for review: the pending postings, newest first.
+            rows, truncated = self.store.indexed_records(ws_id, q.layer, [PENDING[0]], MAX_SEARCH_CANDIDATES)
         else:
-            # A workspace made before the index (until `agent-memory reindex-records`), or the curator's
-            # listing of what waits for review, which has no words to look up.
+            # A workspace made before the index it needs (until `agent-memory reindex-records`), or a search
+            # with no words and no pending filter: every record of the layer.
             rows, truncated = self.store.workspace_records(ws_id, q.layer)
         now = clock.now()
         kept = [r for r in rows if self._selected(caller, r, q, now)]

@@ -36,8 +36,10 @@ not known when a record is written, so a nominal one stands in. A search reads t
 first `MAX_SEARCHED_TERMS` distinct words (`query_terms`) highest impact first, so a capped read keeps the
 records BM25 would rank high for that word (not merely the newest), and ranks only the records they name,
 with `rank`. Since a record's postings are computed from its text whenever it is written, changing these
-rules (or the words) changes what an old record would be indexed under: bump `INDEX_VERSION`, which sends
-every workspace back to reading all its records until it is reindexed.
+rules (or the words) changes what an old record would be indexed under: bump `INDEX_VERSION` and set
+`TERMS_SINCE` to it, which sends every workspace back to reading all its records until it is reindexed.
+A version may also add postings without changing the words' (version 2 posts the records waiting for
+review, domain/records/service.py): then only the searches that need the new postings wait for a reindex.
 
 Clauses. A raw line loses one speaker prefix (`user:`, `assistant:` ... see `SPEAKERS`; "Note: x" is
 not a speaker), then is cut at `;` and at sentence ends: a run of `.`, `!` or `?` (closing quotes or
@@ -95,7 +97,9 @@ MAX_CLAUSES: Final = 32
 
 NEAR_DUPLICATE: Final[float] = 0.7
 
-INDEX_VERSION: Final = 1
+INDEX_VERSION: Final = 2
+# The oldest index version whose word postings are today's: a workspace at it or later is searched by them.
+TERMS_SINCE: Final = 1
 MAX_INDEXED_TERMS: Final = 40
 MAX_SEARCHED_TERMS: Final = 16
 NOMINAL_LENGTH: Final = 16
