@@ -214,8 +214,8 @@ t2 = time.perf_counter()
 refused = isinstance(out, dict) and ("error" in out or out.get("is_error") is True)
 status = out.get("statusCode", 400 if refused else 200) if isinstance(out, dict) else 200
 said = {"import_ms": (t1 - t0) * 1e3, "first_ms": (t2 - t1) * 1e3, "status": status}
-print("answered: " + json.dumps(said), flush=True)
-"""
+print(ANSWERED + json.dumps(said), flush=True)
+""".replace("ANSWERED", repr(ANSWERED))
 
 
 @dataclass

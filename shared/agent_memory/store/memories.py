@@ -191,14 +191,14 @@ class Memories(Documents):
         turn, each refusable on its own conditions, and only its last records the commit, so a sync after an
         interrupted one finishes it. Only the transaction with the Memory's row is decisive: it is the one a
         keyed request's record rides in."""
+        if not changes:
+            self.update_memory(before, after)
+            return
         groups = [changes[start : start + GROUP_SIZE] for start in range(0, len(changes), GROUP_SIZE)]
-        row_steps, row_refusals = self._memory_update(before, after)
         for group in groups[:-1]:
             steps, refusals = self._group_steps(group)
             transact(self.ddb, steps, refusals, decisive=False)
-        if not groups:
-            self.update_memory(before, after)
-            return
+        row_steps, row_refusals = self._memory_update(before, after)
         steps, refusals = self._group_steps(groups[-1])
         both = Refusals({**refusals.by_role, **row_refusals.by_role}, otherwise=refusals.otherwise)
         transact(self.ddb, steps + row_steps, both)

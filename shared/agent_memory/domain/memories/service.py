@@ -152,8 +152,10 @@ class AgentPatch:
     deployment: str | None = None
 
 
-def _empty_stats() -> MemoryStats:
-    return MemoryStats(0, 0, None, None)
+def _stats_in(loaded: dict[Ref, Any], memory_id: str) -> MemoryStats:
+    """A Memory's counter row as a door's batch read it (none yet: an empty Memory's)."""
+    found: MemoryStats | None = loaded.get(Ref.memory_stats(memory_id))
+    return found or MemoryStats(0, 0, None, None)
 
 
 def _files_source(memory: OrgMemory) -> Source:
@@ -252,7 +254,7 @@ class MemoriesService:
                 raise ApiError("validation_failed", f"memory.access.{what}: no {ref.kind} {ref.a} in this account.")
 
     def view(self, door: MemoryDoor) -> MemoryView:
-        stats = door.context.loaded.get(Ref.memory_stats(door.memory.memory_id)) or _empty_stats()
+        stats = _stats_in(door.context.loaded, door.memory.memory_id)
         return MemoryView(door.memory, stats)
 
     def listing(self, presented: PresentedToken | None, limit: int, cursor: str | None) -> MemoryPage:
@@ -271,7 +273,7 @@ class MemoriesService:
                 if mem is None or mem.account_id != principal.account_id:
                     continue
                 if self.resolver.memory_reach(ctx, mem) is not None:
-                    out.append(MemoryView(mem, ctx.loaded.get(Ref.memory_stats(mem.memory_id)) or _empty_stats()))
+                    out.append(MemoryView(mem, _stats_in(ctx.loaded, mem.memory_id)))
             after = ids[-1]
             if not more:
                 return MemoryPage(out, None)
@@ -487,7 +489,7 @@ class MemoriesService:
             listing = side.submit(self.store.list_documents, mem.anchor)
             snapshot = read_snapshot(mem.git.url, mem.git.ref, mem.git.path, file_roots=self.git_file_roots)
             current = listing.result()
-        stats = door.context.loaded.get(Ref.memory_stats(mem.memory_id)) or _empty_stats()
+        stats = _stats_in(door.context.loaded, mem.memory_id)
         return self._import(door.context.principal, mem, snapshot, current, stats, lambda r: r)
 
     def _import(
