@@ -12,6 +12,7 @@ from ..gitrepos import bare, commit, url_of
 from ..support import Api
 from .orgmem import Memories
 from .test_anthropic_memory_tool import aws_hook
+from .test_rate_limit import BUDGET, metered
 from .world import aws_calls
 
 pytestmark = pytest.mark.http
@@ -199,3 +200,23 @@ def test_a_sync_whose_memory_changed_under_it_lands_none_of_its_files(api: Api, 
     # The next sync lands the change
     again = api.post(f"/memories/{mem}/sync", ada)
     assert again.status_code == 200 and again.json()["sync"]["changed"] == ["a.md", "b.md"], again.text
+
+
+def test_a_sync_past_its_callers_budget_is_refused_before_it_fetches_anything(
+    api: Api, mems: Memories, tmp_path: Path
+) -> None:
+    ada, repo, mem = _synced(api, mems, tmp_path, {"a.md": b"alpha\n"})
+    before = mems.detail(ada, mem)
+    with metered("AGENT_MEMORY_WRITES_PER_MINUTE"):
+        # Given a caller that has spent its budget on syncs (each counts, changed or not)
+        for _ in range(BUDGET):
+            assert api.post(f"/memories/{mem}/sync", ada).status_code == 200
+        # and a repository that can no longer be read (a fetch would answer memory_source_unavailable)
+        for child in sorted(Path(repo.path).rglob("*"), reverse=True):
+            if child.is_file():
+                child.unlink()
+        # When it syncs again, Then the meter refuses it first: no fetch, nothing changed
+        r = api.post(f"/memories/{mem}/sync", ada)
+    assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited", r.text
+    after = mems.detail(ada, mem)
+    assert after["git"] == before["git"] and after["file_count"] == 1
